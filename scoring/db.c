@@ -1,0 +1,207 @@
+/*
+ * db.c - opening the state database and migrating its schema.  The
+ * migrations array is the schema's history: entry i takes user_version i
+ * to i+1 and runs in one transaction, so a crash mid-migration leaves the
+ * previous version intact.  Append new entries at the end; never edit one
+ * that has shipped.  Each module's tables are grouped in its own entry.
+ */
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const migrations[] = {
+	/* 1: core key/value state */
+	"CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+};
+
+#define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
+
+int db_schema_version(void)
+{
+	return (int)NMIGRATIONS;
+}
+
+int db_error(struct db *db, const char *what)
+{
+	return pt_error_set(PT_EIO, "%s: %s", what,
+			    db && db->h ? sqlite3_errmsg(db->h) : "no db");
+}
+
+int db_exec(struct db *db, const char *sql)
+{
+	char *msg = NULL;
+	int rc;
+
+	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	rc = pt_error_set(PT_EIO, "database '%s': %s", db->path,
+			  msg ? msg : sqlite3_errmsg(db->h));
+	sqlite3_free(msg);
+	return rc;
+}
+
+int db_begin(struct db *db)
+{
+	return db_exec(db, "BEGIN IMMEDIATE");
+}
+
+int db_commit(struct db *db)
+{
+	return db_exec(db, "COMMIT");
+}
+
+int db_rollback(struct db *db)
+{
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return 0;
+}
+
+int db_prepare(sqlite3_stmt **out, struct db *db, const char *sql)
+{
+	*out = NULL;
+	if (sqlite3_prepare_v2(db->h, sql, -1, out, NULL) != SQLITE_OK)
+		return pt_error_set(PT_EIO, "database '%s': %s", db->path,
+				    sqlite3_errmsg(db->h));
+	return 0;
+}
+
+static int get_user_version(struct db *db, int *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db, "PRAGMA user_version");
+	if (rc)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*out = sqlite3_column_int(st, 0);
+	else
+		rc = db_error(db, "reading schema version");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int migrate(struct db *db)
+{
+	char pragma[64];
+	int v = 0, rc;
+
+	rc = get_user_version(db, &v);
+	if (rc)
+		return rc;
+	if (v > (int)NMIGRATIONS)
+		return pt_error_set(PT_EINVAL,
+				    "database '%s' has schema %d, newer than "
+				    "this patchtriage (%d)",
+				    db->path, v, (int)NMIGRATIONS);
+	for (; v < (int)NMIGRATIONS; v++) {
+		rc = db_begin(db);
+		if (rc)
+			return rc;
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d",
+			 v + 1);
+		rc = db_exec(db, migrations[v]);
+		if (!rc)
+			rc = db_exec(db, pragma);
+		if (!rc)
+			rc = db_commit(db);
+		if (rc) {
+			db_rollback(db);
+			return pt_error_wrap(rc, "migrating to schema %d",
+					     v + 1);
+		}
+	}
+	return 0;
+}
+
+int db_open(struct db **out, const char *path)
+{
+	struct db *db;
+	int rc;
+
+	*out = NULL;
+	db = pt_calloc(1, sizeof(*db));
+	if (!db)
+		return PT_ENOMEM;
+	db->path = pt_strdup(path);
+	if (!db->path) {
+		free(db);
+		return PT_ENOMEM;
+	}
+	if (sqlite3_open_v2(path, &db->h,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				    SQLITE_OPEN_FULLMUTEX,
+			    NULL) != SQLITE_OK) {
+		rc = pt_error_set(PT_EIO, "cannot open database '%s': %s",
+				  path,
+				  db->h ? sqlite3_errmsg(db->h) : "no memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(db->h, 10000);
+	rc = db_exec(db, "PRAGMA journal_mode = WAL");
+	if (!rc)
+		rc = db_exec(db, "PRAGMA foreign_keys = ON");
+	if (!rc)
+		rc = db_exec(db, "PRAGMA synchronous = NORMAL");
+	if (!rc)
+		rc = migrate(db);
+	if (rc)
+		goto fail;
+	*out = db;
+	return 0;
+fail:
+	db_close(db);
+	return rc;
+}
+
+void db_close(struct db *db)
+{
+	if (!db)
+		return;
+	if (db->h)
+		sqlite3_close_v2(db->h);
+	free(db->path);
+	free(db);
+}
+
+int db_kv_get(struct db *db, const char *key, char **out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*out = NULL;
+	rc = db_prepare(&st, db, "SELECT value FROM kv WHERE key = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = pt_strdup((const char *)sqlite3_column_text(st, 0));
+		rc = *out ? 0 : PT_ENOMEM;
+	} else if (rc == SQLITE_DONE) {
+		rc = PT_ENOTFOUND;
+	} else {
+		rc = db_error(db, "reading state");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int db_kv_set(struct db *db, const char *key, const char *value)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"INSERT INTO kv (key, value) VALUES (?, ?) "
+			"ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(db, "saving state");
+	sqlite3_finalize(st);
+	return rc;
+}
