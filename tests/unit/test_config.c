@@ -1,0 +1,210 @@
+/*
+ * test_config.c - git-config syntax through libgit2: typed lookups with
+ * defaults, multivars, subsystem sections, and secrets that come from a
+ * file or a command and never appear in an error message.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static char dir[64];
+
+static void write_file(const char *name, const char *text, mode_t mode)
+{
+	char p[160];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(p, mode);
+}
+
+static struct config *open_cfg(const char *text)
+{
+	struct config *c;
+	char p[160];
+
+	write_file("config", text, 0600);
+	snprintf(p, sizeof(p), "%s/config", dir);
+	assert_int_equal(config_open(&c, p), 0);
+	return c;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/pt-cfg-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[160];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_typed_lookups(void **state)
+{
+	struct config *c;
+	char *s;
+	long n;
+	double d;
+	int b;
+
+	(void)state;
+	c = open_cfg("[patchwork]\n\turl = https://pw.example.org\n"
+		     "\tretries = 4\n\tssl-verify = false\n"
+		     "[subsystem \"netdev\"]\n\trisk-threshold = 0.30\n");
+	assert_int_equal(config_get_string(c, "patchwork.url", NULL, &s), 0);
+	assert_string_equal(s, "https://pw.example.org");
+	free(s);
+	assert_int_equal(config_get_string(c, "patchwork.nope", "dflt", &s),
+			 0);
+	assert_string_equal(s, "dflt");
+	free(s);
+	assert_int_equal(config_get_string(c, "patchwork.nope", NULL, &s), 0);
+	assert_null(s);
+	assert_int_equal(config_get_int(c, "patchwork.retries", 1, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(config_get_bool(c, "patchwork.ssl-verify", 1, &b), 0);
+	assert_int_equal(b, 0);
+	assert_int_equal(config_get_bool(c, "imap.ssl-verify", 1, &b), 0);
+	assert_int_equal(b, 1);
+	assert_int_equal(config_get_double(c, "subsystem.netdev.risk-threshold",
+					   0.5, &d),
+			 0);
+	assert_true(d > 0.29 && d < 0.31);
+	assert_int_equal(config_get_int(c, "patchwork.url", 0, &n), PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "patchwork.url"));
+	config_free(c);
+}
+
+static void test_subsystems_and_multivar(void **state)
+{
+	struct config *c;
+	char **v;
+
+	(void)state;
+	c = open_cfg("[imap]\n\tfolder = netdev\n\tfolder = linux-pwm\n"
+		     "[subsystem \"netdev\"]\n\tlist-id = netdev.vger\n"
+		     "\tactions = check\n"
+		     "[subsystem \"pwm.x\"]\n\tlist-id = linux-pwm\n");
+	assert_int_equal(config_get_all(c, "imap.folder", &v), 0);
+	assert_string_equal(v[0], "netdev");
+	assert_string_equal(v[1], "linux-pwm");
+	assert_null(v[2]);
+	config_strv_free(v);
+	assert_int_equal(config_get_all(c, "imap.none", &v), 0);
+	assert_null(v[0]);
+	config_strv_free(v);
+	assert_int_equal(config_subsystems(c, &v), 0);
+	assert_string_equal(v[0], "netdev");
+	assert_string_equal(v[1], "pwm.x");
+	assert_null(v[2]);
+	config_strv_free(v);
+	config_free(c);
+}
+
+static void test_secret_file_and_warning(void **state)
+{
+	struct config *c;
+	char text[256], *s;
+	const char *const *w;
+
+	(void)state;
+	write_file("token", "s3cr3t-token\nignored\n", 0644);
+	snprintf(text, sizeof(text), "[patchwork]\n\ttoken-file = %s/token\n",
+		 dir);
+	c = open_cfg(text);
+	assert_int_equal(config_read_secret(c, "patchwork", &s), 0);
+	assert_string_equal(s, "s3cr3t-token");
+	pt_secret_free(s);
+	w = config_warnings(c);
+	assert_non_null(w[0]);
+	assert_non_null(strstr(w[0], "readable by others"));
+	assert_null(strstr(w[0], "s3cr3t"));
+	config_free(c);
+}
+
+static void test_secret_command(void **state)
+{
+	struct config *c;
+	char *s;
+
+	(void)state;
+	c = open_cfg("[imap]\n\tpassword-command = printf 'pw-from-cmd\\\\n'\n"
+		     "[smtp]\n\tpassword-command = \"echo leaked-value; exit 3\"\n");
+	assert_int_equal(config_read_secret(c, "imap", &s), 0);
+	assert_string_equal(s, "pw-from-cmd");
+	pt_secret_free(s);
+	assert_int_equal(config_read_secret(c, "smtp", &s), PT_EIO);
+	assert_null(s);
+	assert_non_null(strstr(pt_error_last(), "smtp.password-command"));
+	assert_null(strstr(pt_error_last(), "leaked-value"));
+	assert_int_equal(config_read_secret(c, "patchwork", &s),
+			 PT_ENOTFOUND);
+	config_free(c);
+}
+
+static void test_missing_secret_file(void **state)
+{
+	struct config *c;
+	char *s;
+
+	(void)state;
+	c = open_cfg("[patchwork]\n\ttoken-file = /nonexistent/tok\n");
+	assert_int_equal(config_read_secret(c, "patchwork", &s), PT_EIO);
+	assert_non_null(strstr(pt_error_last(), "patchwork.token-file"));
+	assert_non_null(strstr(pt_error_last(), "/nonexistent/tok"));
+	config_free(c);
+}
+
+static void test_bad_syntax(void **state)
+{
+	struct config *c;
+	char p[160];
+
+	(void)state;
+	write_file("bad", "[patchwork\nurl = x\n", 0600);
+	snprintf(p, sizeof(p), "%s/bad", dir);
+	assert_true(config_open(&c, p) < 0);
+	assert_null(c);
+	assert_non_null(strstr(pt_error_last(), p));
+	assert_true(config_open(&c, "/nonexistent/config") < 0);
+	assert_non_null(strstr(pt_error_last(), "/nonexistent/config"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_typed_lookups, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_subsystems_and_multivar,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_secret_file_and_warning,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_secret_command, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_missing_secret_file, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_syntax, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
