@@ -127,6 +127,8 @@ static int cmd_help(int argc, char **argv, struct cli_ctx *ctx)
 	const struct cli_command *c;
 
 	(void)ctx;
+	if (cli_wants_help(argc, argv, "help"))
+		return EXIT_OK;
 	if (argc < 2) {
 		print_help(stdout);
 		return EXIT_OK;
