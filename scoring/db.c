@@ -14,6 +14,21 @@
 static const char *const migrations[] = {
 	/* 1: core key/value state */
 	"CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+	/* 2: bot/store.c - the durable work queue and the outbox of actions */
+	"CREATE TABLE work_queue ("
+	" id INTEGER PRIMARY KEY, kind TEXT NOT NULL, key TEXT NOT NULL,"
+	" payload TEXT, state TEXT NOT NULL DEFAULT 'pending',"
+	" attempts INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL"
+	" DEFAULT 0, last_error TEXT, created INTEGER NOT NULL,"
+	" updated INTEGER NOT NULL, UNIQUE (kind, key));"
+	"CREATE INDEX work_queue_ready ON work_queue (state, not_before);"
+	"CREATE TABLE outbox ("
+	" id INTEGER PRIMARY KEY, kind TEXT NOT NULL, dedupe_key TEXT NOT NULL"
+	" UNIQUE, subsystem TEXT, target TEXT NOT NULL, payload TEXT NOT NULL,"
+	" state TEXT NOT NULL DEFAULT 'intended', remote_ref TEXT,"
+	" last_error TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL);"
+	"CREATE INDEX outbox_state ON outbox (state);"
+	"CREATE INDEX outbox_rate ON outbox (subsystem, kind, created);",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
