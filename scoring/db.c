@@ -146,6 +146,14 @@ static const char *const migrations[] = {
 	" is_maintainer INTEGER, prior INTEGER NOT NULL,"
 	" prior_bug INTEGER NOT NULL, PRIMARY KEY (commit_id, person_id, kind));"
 	"CREATE INDEX reviews_person ON reviews (person_id);",
+	/* 5: bot/patchwork.c - event positions and the events already seen */
+	"CREATE TABLE pw_positions ("
+	" url TEXT NOT NULL, project TEXT NOT NULL, last_id INTEGER NOT NULL,"
+	" last_date TEXT NOT NULL, updated INTEGER NOT NULL,"
+	" PRIMARY KEY (url, project));"
+	"CREATE TABLE pw_events_seen ("
+	" url TEXT NOT NULL, project TEXT NOT NULL, event_id INTEGER NOT NULL,"
+	" date TEXT NOT NULL, PRIMARY KEY (url, project, event_id));",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
