@@ -1,0 +1,352 @@
+/*
+ * test_model.c - the classifiers on synthetic data: a planted signal is
+ * found (AUC > 0.9 on later rows), shuffled labels give chance (AUC
+ * within 0.45-0.55), probabilities are calibrated on a known
+ * distribution, training is deterministic to the byte, and a saved model
+ * loads and predicts the same.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "metrics.h"
+#include "model.h"
+
+static const char *const names[] = { "signal", "noise", "missing" };
+
+static double gauss(uint64_t *st)
+{
+	double u = ((double)(metrics_rand(st) >> 11) + 0.5) / 9007199254740992.0;
+	double v = ((double)(metrics_rand(st) >> 11) + 0.5) / 9007199254740992.0;
+
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+static double unif(uint64_t *st)
+{
+	return (double)(metrics_rand(st) >> 11) / 9007199254740992.0;
+}
+
+/*
+ * n rows: y depends on tab[0] and on sparse tokens 5 (+) and 7 (-);
+ * tokens 100.. are noise.  shuffle: labels permuted afterwards.
+ */
+static struct model_data *make_data(size_t n, uint64_t seed, int shuffle)
+{
+	struct model_data *d;
+	uint64_t st = seed;
+	int *y = calloc(n, sizeof(*y));
+	float *tabs = calloc(n * 3, sizeof(*tabs));
+	struct model_sparse *sps = calloc(n * 8, sizeof(*sps));
+	size_t *nsp = calloc(n, sizeof(*nsp)), i, j;
+
+	assert_int_equal(model_data_new(&d, names, 3), 0);
+	for (i = 0; i < n; i++) {
+		double x0 = gauss(&st), z;
+		int t5 = unif(&st) < 0.3, t7 = unif(&st) < 0.3;
+		struct model_sparse *sp = sps + i * 8;
+
+		z = 2.0 * x0 + 2.5 * t5 - 2.5 * t7 + 0.5 * gauss(&st);
+		y[i] = z > 1.0;
+		tabs[i * 3] = (float)x0;
+		tabs[i * 3 + 1] = (float)gauss(&st);
+		tabs[i * 3 + 2] = i % 3 ? NAN : 1.0f;
+		if (t5)
+			sp[nsp[i]++] = (struct model_sparse){ 5, 1.0f };
+		if (t7)
+			sp[nsp[i]++] = (struct model_sparse){ 7, 1.0f };
+		for (j = 0; j < 4; j++)
+			sp[nsp[i]++] = (struct model_sparse){
+				(uint32_t)(100 + metrics_rand(&st) % 1000),
+				0.5f };
+	}
+	if (shuffle)
+		for (i = n - 1; i > 0; i--) {
+			size_t k = (size_t)(metrics_rand(&st) % (i + 1));
+			int t = y[i];
+
+			y[i] = y[k];
+			y[k] = t;
+		}
+	for (i = 0; i < n; i++)
+		assert_int_equal(model_data_add(d, tabs + i * 3, sps + i * 8,
+						nsp[i], y[i], (int64_t)i, 10),
+				 0);
+	free(y);
+	free(tabs);
+	free(sps);
+	free(nsp);
+	return d;
+}
+
+static size_t *seq(size_t from, size_t to)
+{
+	size_t *r = calloc(to - from, sizeof(*r)), i;
+
+	for (i = from; i < to; i++)
+		r[i - from] = i;
+	return r;
+}
+
+static double test_auc(const struct pt_model *m, const struct model_data *d,
+		       size_t from, size_t to, double *ece)
+{
+	size_t *idx = seq(from, to);
+	double *p = calloc(to - from, sizeof(*p)), auc;
+
+	assert_int_equal(model_predict_rows(p, m, d, idx, to - from), 0);
+	auc = metrics_roc_auc(p, d->y + from, to - from);
+	if (ece)
+		*ece = metrics_ece(p, d->y + from, to - from, 10);
+	free(idx);
+	free(p);
+	return auc;
+}
+
+static void params(struct model_params *p, enum model_kind k)
+{
+	model_params_default(p, k);
+	p->hash_bits = 12;
+	p->max_rounds = 60;
+	p->task = "test";
+}
+
+static void test_planted_signal(void **state)
+{
+	struct model_data *d = make_data(3000, 1, 0);
+	size_t *idx = seq(0, 2000);
+	struct model_params p;
+	struct pt_model *m;
+	enum model_kind k;
+	double auc;
+
+	(void)state;
+	for (k = MODEL_KIND_FULL; k <= MODEL_KIND_TABLR; k++) {
+		params(&p, k);
+		assert_int_equal(model_train(&m, d, idx, 2000, &p), 0);
+		auc = test_auc(m, d, 2000, 3000, NULL);
+		/* text sees only the tokens, tablr only the columns */
+		if (k == MODEL_KIND_FULL)
+			assert_true(auc > 0.9);
+		else
+			assert_true(auc > 0.7);
+		model_free(m);
+	}
+	free(idx);
+	model_data_free(d);
+}
+
+static void test_shuffled_labels(void **state)
+{
+	struct model_data *d = make_data(6000, 2, 1);
+	size_t *idx = seq(0, 2000);
+	struct model_params p;
+	struct pt_model *m;
+	double auc;
+
+	(void)state;
+	params(&p, MODEL_KIND_FULL);
+	assert_int_equal(model_train(&m, d, idx, 2000, &p), 0);
+	auc = test_auc(m, d, 2000, 6000, NULL);
+	assert_true(auc > 0.45 && auc < 0.55);
+	model_free(m);
+	free(idx);
+	model_data_free(d);
+}
+
+/* y ~ Bernoulli(0.1 + 0.6 x), x uniform: predictions near the truth. */
+static void test_calibration(void **state)
+{
+	struct model_data *d;
+	struct model_params p;
+	struct pt_model *m;
+	uint64_t st = 3;
+	size_t n = 12000, i, *idx = seq(0, 8000);
+	double *pr = calloc(n, sizeof(*pr)), err = 0, ece;
+	enum model_calib c;
+
+	(void)state;
+	assert_int_equal(model_data_new(&d, names, 3), 0);
+	for (i = 0; i < n; i++) {
+		float t[3] = { (float)unif(&st), (float)gauss(&st), NAN };
+		struct model_sparse sp = { (uint32_t)(metrics_rand(&st) % 50),
+					   1.0f };
+
+		assert_int_equal(model_data_add(d, t, &sp, 1,
+						unif(&st) < 0.1 + 0.6 * t[0],
+						(int64_t)i, 1), 0);
+	}
+	for (c = MODEL_CALIB_PLATT; c <= MODEL_CALIB_ISOTONIC; c++) {
+		params(&p, MODEL_KIND_FULL);
+		p.calib = c;
+		p.max_rounds = 30;
+		assert_int_equal(model_train(&m, d, idx, 8000, &p), 0);
+		assert_int_equal(model_predict_rows(pr, m, d, idx + 0, 0), 0);
+		free(idx);
+		idx = seq(8000, n);
+		assert_int_equal(model_predict_rows(pr, m, d, idx, n - 8000),
+				 0);
+		err = 0;
+		for (i = 0; i < n - 8000; i++)
+			err += fabs(pr[i] - (0.1 + 0.6 * d->tab[(8000 + i) * 3]));
+		err /= (double)(n - 8000);
+		ece = metrics_ece(pr, d->y + 8000, n - 8000, 10);
+		assert_true(err < 0.06);
+		assert_true(ece < 0.04);
+		model_free(m);
+		free(idx);
+		idx = seq(0, 8000);
+	}
+	free(idx);
+	free(pr);
+	model_data_free(d);
+}
+
+static char *slurp(const char *dir, const char *file, size_t *len)
+{
+	char path[512];
+	struct buf b = BUF_INIT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	assert_int_equal(pt_read_file(&b, path, 1u << 30), 0);
+	return buf_detach(&b, len);
+}
+
+static void test_deterministic_save_load(void **state)
+{
+	static const char *const files[] = { "manifest.json", "text.model",
+					     "trees.json" };
+	struct model_data *d = make_data(1500, 4, 0);
+	size_t *idx = seq(0, 1000), i;
+	char dir[] = "/tmp/pt-model-XXXXXX", a[600], b[600];
+	struct pt_model *m1, *m2, *m3;
+	struct model_params p;
+	double p1, p3;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	params(&p, MODEL_KIND_FULL);
+	assert_int_equal(model_train(&m1, d, idx, 1000, &p), 0);
+	assert_int_equal(model_train(&m2, d, idx, 1000, &p), 0);
+	assert_string_equal(model_version(m1), model_version(m2));
+	assert_int_equal(model_save(m1, a), 0);
+	assert_int_equal(model_save(m2, b), 0);
+	/* saving again replaces the directory */
+	assert_int_equal(model_save(m2, b), 0);
+	for (i = 0; i < 3; i++) {
+		size_t la, lb;
+		char *x = slurp(a, files[i], &la), *y = slurp(b, files[i], &lb);
+
+		assert_int_equal(la, lb);
+		assert_true(la > 10);
+		assert_memory_equal(x, y, la);
+		free(x);
+		free(y);
+	}
+	assert_int_equal(model_load(&m3, a), 0);
+	assert_string_equal(model_version(m3), model_version(m1));
+	for (i = 1000; i < 1010; i++) {
+		size_t s = d->sp_start[i];
+
+		assert_int_equal(model_predict(&p1, m1, d->tab + i * 3,
+					       d->sp + s,
+					       d->sp_start[i + 1] - s), 0);
+		assert_int_equal(model_predict(&p3, m3, d->tab + i * 3,
+					       d->sp + s,
+					       d->sp_start[i + 1] - s), 0);
+		assert_true(fabs(p1 - p3) < 1e-6);
+	}
+	/* a different seed of the data is a different version */
+	{
+		struct model_data *d2 = make_data(1500, 5, 0);
+		struct pt_model *m4;
+
+		assert_int_equal(model_train(&m4, d2, idx, 1000, &p), 0);
+		assert_string_not_equal(model_version(m4), model_version(m1));
+		model_free(m4);
+		model_data_free(d2);
+	}
+	model_free(m1);
+	model_free(m2);
+	model_free(m3);
+	for (i = 0; i < 3; i++) {
+		snprintf(a, sizeof(a), "%s/a/%s", dir, files[i]);
+		unlink(a);
+		snprintf(b, sizeof(b), "%s/b/%s", dir, files[i]);
+		unlink(b);
+	}
+	snprintf(a, sizeof(a), "%s/a", dir);
+	rmdir(a);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	rmdir(b);
+	rmdir(dir);
+	free(idx);
+	model_data_free(d);
+}
+
+static void test_explain(void **state)
+{
+	struct model_data *d = make_data(1500, 6, 0);
+	size_t *idx = seq(0, 1000), n, i, best = 0;
+	struct model_contrib *c;
+	struct model_params p;
+	struct pt_model *m;
+	double bias, top = 0;
+	/* a row whose signal column is far out */
+	float tab[3] = { 3.0f, 0.0f, NAN };
+
+	(void)state;
+	params(&p, MODEL_KIND_FULL);
+	assert_int_equal(model_train(&m, d, idx, 1000, &p), 0);
+	assert_int_equal(model_explain(&c, &n, &bias, m, tab, NULL, 0), 0);
+	assert_int_equal(n, 4); /* three columns and the text score */
+	for (i = 0; i < n; i++)
+		if (fabs(c[i].value) > top) {
+			top = fabs(c[i].value);
+			best = i;
+		}
+	assert_false(c[best].is_sparse);
+	assert_int_equal(c[best].index, 0);
+	assert_true(c[best].value > 0);
+	assert_string_equal(model_tab_name(m, c[3].index), "text.score");
+	free(c);
+	/* the training slices must each hold both classes */
+	{
+		struct model_data *e;
+		float t[3] = { 0, 0, 0 };
+		struct pt_model *bad;
+
+		assert_int_equal(model_data_new(&e, names, 3), 0);
+		for (i = 0; i < 100; i++)
+			model_data_add(e, t, NULL, 0, i < 10, (int64_t)i, 1);
+		assert_int_equal(model_train(&bad, e, idx, 100, &p),
+				 PT_EINVAL);
+		assert_null(bad);
+		model_data_free(e);
+	}
+	model_free(m);
+	free(idx);
+	model_data_free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_planted_signal),
+		cmocka_unit_test(test_shuffled_labels),
+		cmocka_unit_test(test_calibration),
+		cmocka_unit_test(test_deterministic_save_load),
+		cmocka_unit_test(test_explain),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
