@@ -98,6 +98,7 @@ struct patch_hunk {
 	struct patch_line *lines;
 	size_t nlines;
 	unsigned added, removed;
+	unsigned truncated : 1; /* the text ended before the counts were met */
 };
 
 enum patch_file_status {
