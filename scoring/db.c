@@ -77,14 +77,14 @@ static const char *const migrations[] = {
 	" sentiment REAL NOT NULL, bot TEXT, bot_verdict TEXT, bot_arch TEXT);"
 	"CREATE INDEX replies_patch ON replies (patch_id);"
 	"CREATE INDEX replies_series ON replies (series_id);"
-	"CREATE TABLE reviews ("
+	"CREATE TABLE mail_reviews ("
 	" id INTEGER PRIMARY KEY, reply_msgid TEXT NOT NULL,"
 	" series_id INTEGER, patch_id INTEGER NOT NULL DEFAULT 0,"
 	" kind TEXT NOT NULL,"
 	" name TEXT, email TEXT, date INTEGER,"
 	" UNIQUE (reply_msgid, kind, email, patch_id));"
-	"CREATE INDEX reviews_patch ON reviews (patch_id);"
-	"CREATE INDEX reviews_series ON reviews (series_id);",
+	"CREATE INDEX mail_reviews_patch ON mail_reviews (patch_id);"
+	"CREATE INDEX mail_reviews_series ON mail_reviews (series_id);",
 	/* 4: scoring/history.c, cycle.c, labels.c - mined git history */
 	"CREATE TABLE repos ("
 	" id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tip TEXT,"
