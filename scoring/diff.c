@@ -43,6 +43,7 @@ struct dparse {
 	int named;          /* the open file had its ---/+++ lines */
 	struct patch_file *files;
 	size_t nfiles, cap;
+	size_t hcap;        /* capacity of the open file's hunks */
 	size_t nhunks;      /* over all files, for PT_MAX_HUNKS */
 };
 
@@ -326,6 +327,7 @@ static int new_file(struct dparse *p)
 		p->cap = cap;
 	}
 	memset(&p->files[p->nfiles++], 0, sizeof(*f));
+	p->hcap = 0;
 	return 0;
 }
 
@@ -554,12 +556,17 @@ static int start_hunk(struct dparse *p, const struct dline *l, int *taken)
 		return pt_error_set(PT_ETOOBIG, "diff has more than %u hunks",
 				    PT_MAX_HUNKS);
 	}
-	v = pt_reallocarray(f->hunks, f->nhunks + 1, sizeof(*v));
-	if (!v) {
-		free(h.heading);
-		return PT_ENOMEM;
+	if (f->nhunks == p->hcap) {
+		size_t cap = p->hcap ? p->hcap * 2 : 4;
+
+		v = pt_reallocarray(f->hunks, cap, sizeof(*v));
+		if (!v) {
+			free(h.heading);
+			return PT_ENOMEM;
+		}
+		f->hunks = v;
+		p->hcap = cap;
 	}
-	f->hunks = v;
 	f->hunks[f->nhunks++] = h;
 	p->nhunks++;
 	*taken = 1;
