@@ -1,0 +1,1291 @@
+/*
+ * stable.c - the facts `patchtriage stable` reports about the commits of a
+ * main-line range relative to a stable branch (see stable.h): already in
+ * the branch (ancestry, upstream marker lines, patch-id), tagged, applies
+ * to (Fixes:/revert targets present in the branch), depends on (earlier
+ * candidates whose zero-context hunks overlap), applies cleanly (in-memory
+ * cherry-pick), the keyword baseline and the blame-based Fixes:
+ * suggestion.  Object ids are kept in a small open-addressing map of its
+ * own; libgit2 objects are looked up again when needed rather than held.
+ * It neither prints nor scores with a model.
+ */
+#include "stable.h"
+
+#include <ctype.h>
+#include <git2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define STABLE_MAX_COMMITS 10000000u /* range or branch commits */
+#define STABLE_MAX_TARGETS 32u       /* Fixes:/revert ids per commit */
+#define STABLE_DEP_WINDOW 256u       /* earlier commits compared per file */
+#define STABLE_BLAME_FILES 32u       /* files blamed per suggestion */
+#define STABLE_BLAME_LINES 2000u     /* lines blamed per suggestion */
+
+/* ---- a map of object ids to an index ---------------------------------- */
+
+struct oment {
+	git_oid id;
+	size_t val;
+	int used;
+};
+
+struct oidmap {
+	struct oment *slot;
+	size_t cap, len;
+};
+
+static size_t oid_hash(const git_oid *id)
+{
+	size_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static struct oment *oidmap_get(const struct oidmap *m, const git_oid *id)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	for (i = oid_hash(id) & (m->cap - 1); m->slot[i].used;
+	     i = (i + 1) & (m->cap - 1))
+		if (!git_oid_cmp(&m->slot[i].id, id))
+			return &m->slot[i];
+	return NULL;
+}
+
+static void oidmap_insert(struct oment *slot, size_t cap, const git_oid *id,
+			  size_t val)
+{
+	size_t i;
+
+	for (i = oid_hash(id) & (cap - 1); slot[i].used; i = (i + 1) & (cap - 1))
+		;
+	git_oid_cpy(&slot[i].id, id);
+	slot[i].val = val;
+	slot[i].used = 1;
+}
+
+static int oidmap_grow(struct oidmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64, i;
+	struct oment *s;
+
+	s = pt_calloc(cap, sizeof(*s));
+	if (!s)
+		return PT_ENOMEM;
+	for (i = 0; i < m->cap; i++)
+		if (m->slot[i].used)
+			oidmap_insert(s, cap, &m->slot[i].id, m->slot[i].val);
+	free(m->slot);
+	m->slot = s;
+	m->cap = cap;
+	return 0;
+}
+
+/* Add id -> val; an id already there keeps its first value. */
+static int oidmap_put(struct oidmap *m, const git_oid *id, size_t val)
+{
+	int rc;
+
+	if (oidmap_get(m, id))
+		return 0;
+	if ((m->len + 1) * 2 > m->cap) {
+		rc = oidmap_grow(m);
+		if (rc)
+			return rc;
+	}
+	oidmap_insert(m->slot, m->cap, id, val);
+	m->len++;
+	return 0;
+}
+
+static void oidmap_free(struct oidmap *m)
+{
+	free(m->slot);
+	m->slot = NULL;
+	m->cap = m->len = 0;
+}
+
+/* ---- private state ---------------------------------------------------- */
+
+struct bcommit {
+	git_oid id;
+	enum stable_match kind; /* marker kind, NONE when it has none */
+};
+
+struct stable_priv {
+	git_repository *repo;
+	git_oid tip, base, head;
+	struct oidmap range;      /* range commit -> index in c[] */
+	struct oidmap after_base; /* commits of head not reachable from base */
+	struct oidmap only;       /* branch commits not reachable from base */
+	struct oidmap upstream;   /* id named by a marker -> index in b[] */
+	struct oidmap patchids;   /* patch-id of an unmarked b[] -> index */
+	struct oidmap memo;       /* target -> 1 present, 2 absent */
+	struct bcommit *b;
+	size_t nb, bcap;
+	size_t ccap;              /* allocated s->c */
+};
+
+static int git_fail(const char *what, const char *input)
+{
+	const git_error *e = git_error_last();
+
+	return pt_error_set(PT_ERROR, "%s '%s': %s", what, input,
+			    e && e->message ? e->message : "libgit2 error");
+}
+
+/* ---- message scanning ------------------------------------------------- */
+
+static size_t hex_run(const char *s, const char *end)
+{
+	size_t n = 0;
+
+	while (s + n < end && n <= 40 && isxdigit((unsigned char)s[n]))
+		n++;
+	return n;
+}
+
+/* Case-insensitive prefix test of [s, end) against lit. */
+static int starts(const char *s, const char *end, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return (size_t)(end - s) >= n && !strncasecmp(s, lit, n);
+}
+
+static const char *skip_blank(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s;
+}
+
+/* Copy a 7..40 hex id at s into hex; 1 when there is one. */
+static int take_hex(char hex[41], const char *s, const char *end)
+{
+	size_t n = hex_run(s, end);
+
+	if (n < 7 || n > 40)
+		return 0;
+	if (s + n < end && isalnum((unsigned char)s[n]))
+		return 0;
+	memcpy(hex, s, n);
+	hex[n] = '\0';
+	return 1;
+}
+
+/* One line: which marker, if any. */
+static int line_marker(char hex[41], enum stable_match *kind, const char *s,
+		       const char *end)
+{
+	const char *p;
+
+	s = skip_blank(s, end);
+	if (starts(s, end, "(cherry picked from commit ")) {
+		*kind = STABLE_MATCH_CHERRY;
+		return take_hex(hex, s + 27, end);
+	}
+	p = s;
+	if (p < end && *p == '[')
+		p = skip_blank(p + 1, end);
+	if (starts(p, end, "upstream commit")) {
+		p = skip_blank(p + 15, end);
+		if (p < end && *p == ':')
+			p = skip_blank(p + 1, end);
+		*kind = STABLE_MATCH_UPSTREAM;
+		return take_hex(hex, p, end);
+	}
+	if (starts(s, end, "commit ")) {
+		p = s + 7;
+		if (!take_hex(hex, p, end))
+			return 0;
+		p = skip_blank(p + strlen(hex), end);
+		*kind = STABLE_MATCH_COMMIT_UP;
+		return starts(p, end, "upstream");
+	}
+	return 0;
+}
+
+int stable_find_marker(char hex[41], enum stable_match *kind,
+		       const char *msg, size_t len)
+{
+	const char *s = msg, *end = msg + len, *eol;
+
+	while (s < end) {
+		eol = memchr(s, '\n', (size_t)(end - s));
+		if (!eol)
+			eol = end;
+		if (line_marker(hex, kind, s, eol))
+			return 1;
+		s = eol + 1;
+	}
+	hex[0] = '\0';
+	*kind = STABLE_MATCH_NONE;
+	return 0;
+}
+
+/* "This reverts commit X" anywhere in the message. */
+static int find_revert(char hex[41], const char *msg)
+{
+	const char *p = msg;
+	static const char lit[] = "This reverts commit ";
+
+	while ((p = strstr(p, lit)) != NULL) {
+		p += sizeof(lit) - 1;
+		if (take_hex(hex, p, p + strlen(p)))
+			return 1;
+	}
+	return 0;
+}
+
+static int is_stable_cc(const struct trailer *t)
+{
+	const char *e = t->email ? t->email : t->value;
+	const char *at;
+
+	if (t->kind != TRAILER_CC || !e)
+		return 0;
+	if (t->is_stable)
+		return 1;
+	e = skip_blank(e, e + strlen(e));
+	if (*e == '<')
+		e++;
+	at = strchr(e, '@');
+	return at && at - e == 6 && !strncasecmp(e, "stable", 6);
+}
+
+/* ---- object helpers --------------------------------------------------- */
+
+static int resolve_commit(git_oid *out, git_repository *repo,
+			  const char *hex)
+{
+	git_object *o = NULL;
+	git_oid id;
+	size_t n = strlen(hex);
+
+	if (n < 4 || n > 40 || git_oid_fromstrn(&id, hex, n))
+		return PT_ENOTFOUND;
+	if (git_object_lookup_prefix(&o, repo, &id, n, GIT_OBJECT_COMMIT))
+		return PT_ENOTFOUND;
+	git_oid_cpy(out, git_object_id(o));
+	git_object_free(o);
+	return 0;
+}
+
+static int peel_commit(git_oid *out, git_repository *repo, const char *rev)
+{
+	git_object *o = NULL, *c = NULL;
+	int rc = 0;
+
+	if (git_revparse_single(&o, repo, rev))
+		return git_fail("cannot resolve", rev);
+	if (git_object_peel(&c, o, GIT_OBJECT_COMMIT))
+		rc = git_fail("not a commit:", rev);
+	else
+		git_oid_cpy(out, git_object_id(c));
+	git_object_free(c);
+	git_object_free(o);
+	return rc;
+}
+
+/* Diff a commit against its first parent with no context lines. */
+static int commit_diff(git_diff **out, git_repository *repo,
+		       const git_commit *c)
+{
+	git_diff_options o;
+	git_commit *parent = NULL;
+	git_tree *old = NULL, *new = NULL;
+	int rc = PT_ERROR;
+
+	*out = NULL;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 0;
+	o.interhunk_lines = 0;
+	if (git_commit_parentcount(c) > 0 &&
+	    git_commit_parent(&parent, c, 0))
+		goto out;
+	if (parent && git_commit_tree(&old, parent))
+		goto out;
+	if (git_commit_tree(&new, c))
+		goto out;
+	if (git_diff_tree_to_tree(out, repo, old, new, &o))
+		goto out;
+	rc = 0;
+out:
+	if (rc) {
+		char hex[41];
+
+		git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
+		rc = git_fail("cannot diff", hex);
+	}
+	git_tree_free(old);
+	git_tree_free(new);
+	git_commit_free(parent);
+	return rc;
+}
+
+static int commit_patchid(git_oid *out, git_repository *repo,
+			  const git_oid *id)
+{
+	git_commit *c = NULL;
+	git_diff *d = NULL;
+	int rc;
+
+	if (git_commit_lookup(&c, repo, id))
+		return git_fail("cannot read commit", git_oid_tostr_s(id));
+	rc = commit_diff(&d, repo, c);
+	if (!rc && git_diff_patchid(out, d, NULL))
+		rc = git_fail("cannot compute the patch-id of",
+			      git_oid_tostr_s(id));
+	git_diff_free(d);
+	git_commit_free(c);
+	return rc;
+}
+
+/* ---- walks ------------------------------------------------------------ */
+
+typedef int (*walk_cb)(git_commit *c, void *ctx);
+
+/* Non-merge commits of push minus hide (hide may be NULL), oldest first. */
+static int walk(git_repository *repo, const git_oid *push,
+		const git_oid *hide, walk_cb cb, void *ctx)
+{
+	git_revwalk *w = NULL;
+	git_commit *c;
+	git_oid id;
+	size_t n = 0;
+	int rc = 0, e;
+
+	if (git_revwalk_new(&w, repo))
+		return git_fail("cannot walk", git_oid_tostr_s(push));
+	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	if (git_revwalk_push(w, push) || (hide && git_revwalk_hide(w, hide))) {
+		rc = git_fail("cannot walk", git_oid_tostr_s(push));
+		goto out;
+	}
+	while (!rc && !(e = git_revwalk_next(&id, w))) {
+		if (++n > STABLE_MAX_COMMITS) {
+			rc = pt_error_set(PT_ETOOBIG, "more than %u commits "
+					  "in the range", STABLE_MAX_COMMITS);
+			break;
+		}
+		if (git_commit_lookup(&c, repo, &id)) {
+			rc = git_fail("cannot read commit",
+				      git_oid_tostr_s(&id));
+			break;
+		}
+		if (git_commit_parentcount(c) <= 1)
+			rc = cb(c, ctx);
+		git_commit_free(c);
+	}
+	if (!rc && e != GIT_ITEROVER)
+		rc = git_fail("cannot walk", git_oid_tostr_s(push));
+out:
+	git_revwalk_free(w);
+	return rc;
+}
+
+static int put_cb(git_commit *c, void *ctx)
+{
+	return oidmap_put(ctx, git_commit_id(c), 0);
+}
+
+/* A branch commit: remember it and the upstream id it names. */
+static int branch_cb(git_commit *c, void *ctx)
+{
+	struct stable_set *s = ctx;
+	struct stable_priv *p = s->priv;
+	const char *msg = git_commit_message(c);
+	struct bcommit *b;
+	enum stable_match kind;
+	char hex[41];
+	git_oid up;
+	int rc;
+
+	rc = oidmap_put(&p->only, git_commit_id(c), p->nb);
+	if (rc)
+		return rc;
+	if (p->nb == p->bcap) {
+		size_t cap = p->bcap ? p->bcap * 2 : 256;
+
+		b = pt_reallocarray(p->b, cap, sizeof(*b));
+		if (!b)
+			return PT_ENOMEM;
+		p->b = b;
+		p->bcap = cap;
+	}
+	b = &p->b[p->nb];
+	git_oid_cpy(&b->id, git_commit_id(c));
+	b->kind = STABLE_MATCH_NONE;
+	s->branch_commits++;
+	if (msg && stable_find_marker(hex, &kind, msg, strlen(msg))) {
+		b->kind = kind;
+		s->branch_marked++;
+		if (!resolve_commit(&up, p->repo, hex)) {
+			rc = oidmap_put(&p->upstream, &up, p->nb);
+			if (rc)
+				return rc;
+		}
+	}
+	p->nb++;
+	return 0;
+}
+
+/* ---- the range -------------------------------------------------------- */
+
+static int add_target(struct stable_commit *sc, git_repository *repo,
+		      const char *hex)
+{
+	char **t;
+	git_oid id;
+	size_t i;
+
+	if (sc->ntargets >= STABLE_MAX_TARGETS ||
+	    resolve_commit(&id, repo, hex))
+		return 0;
+	for (i = 0; i < sc->ntargets; i++)
+		if (!git_oid_streq(&id, sc->targets[i]))
+			return 0;
+	t = pt_reallocarray(sc->targets, sc->ntargets + 1, sizeof(*t));
+	if (!t)
+		return PT_ENOMEM;
+	sc->targets = t;
+	t[sc->ntargets] = pt_malloc(41);
+	if (!t[sc->ntargets])
+		return PT_ENOMEM;
+	git_oid_tostr(t[sc->ntargets++], 41, &id);
+	return 0;
+}
+
+static int read_tags(struct stable_commit *sc, git_repository *repo,
+		     const char *msg)
+{
+	struct trailer *t = NULL;
+	size_t n = 0, body = 0, i;
+	char hex[41];
+	int rc, unresolved = 0;
+
+	rc = trailers_parse(&t, &n, &body, msg, strlen(msg));
+	if (rc)
+		return rc;
+	for (i = 0; i < n && !rc; i++) {
+		if (is_stable_cc(&t[i]))
+			sc->cc_stable = 1;
+		if (t[i].kind != TRAILER_FIXES)
+			continue;
+		sc->has_fixes = 1;
+		if (t[i].fixes_sha)
+			rc = add_target(sc, repo, t[i].fixes_sha);
+		unresolved = 1;
+	}
+	if (!rc && find_revert(hex, msg)) {
+		sc->is_revert = 1;
+		rc = add_target(sc, repo, hex);
+		unresolved = 1;
+	}
+	if (unresolved)
+		sc->target = STABLE_TARGET_UNKNOWN;
+	trailers_free(t, n);
+	return rc;
+}
+
+static char *author_of(const git_commit *c)
+{
+	const git_signature *a = git_commit_author(c);
+	struct buf b = BUF_INIT;
+
+	if (a && buf_addf(&b, "%s <%s>", a->name ? a->name : "",
+			  a->email ? a->email : ""))
+		return NULL;
+	return buf_detach(&b, NULL);
+}
+
+static int range_cb(git_commit *c, void *ctx)
+{
+	struct stable_set *s = ctx;
+	struct stable_commit *sc, *nc;
+	const char *msg = git_commit_message(c);
+	const char *sum = git_commit_summary(c);
+	struct stable_priv *p = s->priv;
+	size_t cap;
+	int rc;
+
+	if (s->n == p->ccap) {
+		cap = p->ccap ? p->ccap * 2 : 64;
+		nc = pt_reallocarray(s->c, cap, sizeof(*nc));
+		if (!nc)
+			return PT_ENOMEM;
+		s->c = nc;
+		p->ccap = cap;
+	}
+	sc = &s->c[s->n];
+	memset(sc, 0, sizeof(*sc));
+	git_oid_tostr(sc->id, sizeof(sc->id), git_commit_id(c));
+	sc->commit_date = (int64_t)git_commit_time(c);
+	sc->subject = pt_strdup(sum ? sum : "");
+	sc->author = author_of(c);
+	s->n++;
+	if (!sc->subject || !sc->author)
+		return PT_ENOMEM;
+	rc = oidmap_put(&s->priv->range, git_commit_id(c), s->n - 1);
+	if (!rc && msg)
+		rc = read_tags(sc, s->priv->repo, msg);
+	return rc;
+}
+
+/* ---- already in the branch -------------------------------------------- */
+
+static int match_commit(struct stable_set *s, size_t i)
+{
+	struct stable_priv *p = s->priv;
+	struct stable_commit *sc = &s->c[i];
+	struct oment *e;
+	git_oid id, pid;
+	int rc;
+
+	git_oid_fromstr(&id, sc->id);
+	/* not after the base means reachable from the base, so from the tip */
+	if (oidmap_get(&p->only, &id) || !oidmap_get(&p->after_base, &id)) {
+		sc->match = STABLE_MATCH_ANCESTOR;
+		strcpy(sc->backport, sc->id);
+		return 0;
+	}
+	e = oidmap_get(&p->upstream, &id);
+	if (e) {
+		sc->match = p->b[e->val].kind;
+		git_oid_tostr(sc->backport, 41, &p->b[e->val].id);
+		return 0;
+	}
+	if (!p->patchids.len)
+		return 0;
+	rc = commit_patchid(&pid, p->repo, &id);
+	if (rc)
+		return rc;
+	e = oidmap_get(&p->patchids, &pid);
+	if (e) {
+		sc->match = STABLE_MATCH_PATCHID;
+		git_oid_tostr(sc->backport, 41, &p->b[e->val].id);
+	}
+	return 0;
+}
+
+static int branch_patchids(struct stable_priv *p)
+{
+	git_oid pid;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < p->nb; i++) {
+		if (p->b[i].kind != STABLE_MATCH_NONE)
+			continue;
+		rc = commit_patchid(&pid, p->repo, &p->b[i].id);
+		if (!rc)
+			rc = oidmap_put(&p->patchids, &pid, i);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- applies to ------------------------------------------------------- */
+
+/* 1 when the code of target is in the branch, 0 when not, < 0 error. */
+static int target_present(struct stable_set *s, const git_oid *id)
+{
+	struct stable_priv *p = s->priv;
+	struct oment *e;
+	git_oid pid;
+	int r;
+
+	if (!git_oid_cmp(id, &p->tip) || oidmap_get(&p->only, id) ||
+	    oidmap_get(&p->upstream, id))
+		return 1;
+	e = oidmap_get(&p->range, id);
+	if (e && s->c[e->val].match != STABLE_MATCH_NONE)
+		return 1;
+	e = oidmap_get(&p->memo, id);
+	if (e)
+		return e->val == 1;
+	if (oidmap_get(&p->after_base, id)) {
+		r = 0;
+		if (p->patchids.len) {
+			r = commit_patchid(&pid, p->repo, id);
+			if (r)
+				return r;
+			r = oidmap_get(&p->patchids, &pid) != NULL;
+		}
+	} else {
+		r = !git_oid_cmp(id, &p->base) ||
+		    git_graph_descendant_of(p->repo, &p->base, id) == 1;
+	}
+	if (oidmap_put(&p->memo, id, r ? 1 : 2))
+		return PT_ENOMEM;
+	return r;
+}
+
+static int check_targets(struct stable_set *s, size_t i)
+{
+	struct stable_commit *sc = &s->c[i];
+	git_oid id;
+	size_t k;
+	int r;
+
+	if (!sc->ntargets)
+		return 0;
+	sc->target = STABLE_TARGET_ABSENT;
+	for (k = 0; k < sc->ntargets; k++) {
+		git_oid_fromstr(&id, sc->targets[k]);
+		r = target_present(s, &id);
+		if (r < 0)
+			return r;
+		if (r) {
+			sc->target = STABLE_TARGET_PRESENT;
+			break;
+		}
+	}
+	sc->dropped = sc->target == STABLE_TARGET_ABSENT;
+	return 0;
+}
+
+/* ---- depends on ------------------------------------------------------- */
+
+struct hrec {
+	const char *path;   /* interned in the deps pass */
+	size_t idx;         /* commit index */
+	unsigned long olo, ohi, nlo, nhi; /* [lo, hi) old and new lines */
+};
+
+struct hcollect {
+	struct hrec *r;
+	size_t n, cap;
+	size_t idx;
+	char **paths;
+	size_t npaths, pcap;
+	const char *cur;
+	unsigned files, added, removed;
+};
+
+static int intern_path(struct hcollect *h, const char *path)
+{
+	char **np;
+
+	if (h->npaths == h->pcap) {
+		size_t cap = h->pcap ? h->pcap * 2 : 256;
+
+		np = pt_reallocarray(h->paths, cap, sizeof(*np));
+		if (!np)
+			return PT_ENOMEM;
+		h->paths = np;
+		h->pcap = cap;
+	}
+	h->paths[h->npaths] = pt_strdup(path);
+	if (!h->paths[h->npaths])
+		return PT_ENOMEM;
+	h->cur = h->paths[h->npaths++];
+	return 0;
+}
+
+static int file_cb(const git_diff_delta *d, float progress, void *ctx)
+{
+	struct hcollect *h = ctx;
+	/* no rename detection: old and new paths are the same */
+	const char *path = d->new_file.path ? d->new_file.path
+					    : d->old_file.path;
+
+	(void)progress;
+	h->cur = NULL;
+	h->files++;
+	if (d->flags & GIT_DIFF_FLAG_BINARY)
+		return 0;
+	return intern_path(h, path) ? -1 : 0;
+}
+
+static int hunk_cb(const git_diff_delta *d, const git_diff_hunk *hk,
+		   void *ctx)
+{
+	struct hcollect *h = ctx;
+	struct hrec *r;
+
+	(void)d;
+	if (!h->cur)
+		return 0;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 1024;
+
+		r = pt_reallocarray(h->r, cap, sizeof(*r));
+		if (!r)
+			return -1;
+		h->r = r;
+		h->cap = cap;
+	}
+	r = &h->r[h->n++];
+	r->path = h->cur;
+	r->idx = h->idx;
+	/* a zero-length side (pure add or delete) still marks its place */
+	r->olo = (unsigned long)hk->old_start;
+	r->ohi = r->olo + (hk->old_lines ? (unsigned long)hk->old_lines : 1);
+	r->nlo = (unsigned long)hk->new_start;
+	r->nhi = r->nlo + (hk->new_lines ? (unsigned long)hk->new_lines : 1);
+	return 0;
+}
+
+static int line_cb(const git_diff_delta *d, const git_diff_hunk *hk,
+		   const git_diff_line *l, void *ctx)
+{
+	struct hcollect *h = ctx;
+
+	(void)d;
+	(void)hk;
+	if (l->origin == GIT_DIFF_LINE_ADDITION)
+		h->added++;
+	else if (l->origin == GIT_DIFF_LINE_DELETION)
+		h->removed++;
+	return 0;
+}
+
+static int collect_hunks(struct stable_set *s, struct hcollect *h, size_t i)
+{
+	git_commit *c = NULL;
+	git_diff *d = NULL;
+	git_oid id;
+	int rc;
+
+	git_oid_fromstr(&id, s->c[i].id);
+	if (git_commit_lookup(&c, s->priv->repo, &id))
+		return git_fail("cannot read commit", s->c[i].id);
+	rc = commit_diff(&d, s->priv->repo, c);
+	if (!rc) {
+		h->idx = i;
+		h->files = h->added = h->removed = 0;
+		if (git_diff_foreach(d, file_cb, NULL, hunk_cb, line_cb, h))
+			rc = pt_error_set(PT_ENOMEM, "cannot collect the "
+					  "hunks of '%s'", s->c[i].id);
+		s->c[i].nfiles = h->files;
+		s->c[i].added = h->added;
+		s->c[i].removed = h->removed;
+	}
+	git_diff_free(d);
+	git_commit_free(c);
+	return rc;
+}
+
+static int hrec_cmp(const void *a, const void *b)
+{
+	const struct hrec *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int add_dep(struct stable_commit *sc, size_t dep)
+{
+	size_t *d;
+	size_t k;
+
+	for (k = 0; k < sc->ndeps; k++)
+		if (sc->deps[k] == dep)
+			return 0;
+	d = pt_reallocarray(sc->deps, sc->ndeps + 1, sizeof(*d));
+	if (!d)
+		return PT_ENOMEM;
+	d[sc->ndeps++] = dep;
+	sc->deps = d;
+	return 0;
+}
+
+static int dep_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Records [lo, hi) of one path, sorted by commit: link overlaps. */
+static int link_group(struct stable_set *s, const struct hrec *r, size_t n)
+{
+	size_t i, j, seen, last;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		seen = 0;
+		last = (size_t)-1;
+		for (j = i; j-- > 0;) {
+			if (r[j].idx == r[i].idx)
+				continue;
+			if (r[j].idx != last && ++seen > STABLE_DEP_WINDOW)
+				break;
+			last = r[j].idx;
+			if (r[j].nlo < r[i].ohi && r[i].olo < r[j].nhi) {
+				rc = add_dep(&s->c[r[i].idx], r[j].idx);
+				if (rc)
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+static int find_deps(struct stable_set *s)
+{
+	struct hcollect h;
+	size_t i, start;
+	int rc = 0;
+
+	memset(&h, 0, sizeof(h));
+	for (i = 0; i < s->n && !rc; i++)
+		if (stable_is_candidate(s, i))
+			rc = collect_hunks(s, &h, i);
+	if (rc)
+		goto out;
+	if (h.n)
+		qsort(h.r, h.n, sizeof(*h.r), hrec_cmp);
+	for (start = 0; start < h.n && !rc; start = i) {
+		for (i = start; i < h.n && !strcmp(h.r[i].path,
+						   h.r[start].path); i++)
+			;
+		rc = link_group(s, h.r + start, i - start);
+	}
+	for (i = 0; i < s->n; i++)
+		if (s->c[i].ndeps > 1)
+			qsort(s->c[i].deps, s->c[i].ndeps, sizeof(size_t),
+			      dep_cmp);
+out:
+	for (i = 0; i < h.npaths; i++)
+		free(h.paths[i]);
+	free(h.paths);
+	free(h.r);
+	return rc;
+}
+
+/* ---- applies cleanly -------------------------------------------------- */
+
+int stable_check_apply(struct stable_set *s, size_t i)
+{
+	git_merge_options mo;
+	git_commit *c = NULL, *tip = NULL;
+	git_index *idx = NULL;
+	git_oid id;
+	int rc = 0;
+
+	git_merge_options_init(&mo, GIT_MERGE_OPTIONS_VERSION);
+
+	if (i >= s->n)
+		return pt_error_set(PT_EINVAL, "no commit %zu in the range", i);
+	git_oid_fromstr(&id, s->c[i].id);
+	if (git_commit_lookup(&c, s->priv->repo, &id) ||
+	    git_commit_lookup(&tip, s->priv->repo, &s->priv->tip)) {
+		rc = git_fail("cannot read commit", s->c[i].id);
+		goto out;
+	}
+	if (git_commit_parentcount(c) == 0) {
+		/* a root commit: nothing to pick it against */
+		s->c[i].apply = STABLE_APPLY_CONFLICT;
+		goto out;
+	}
+	if (git_cherrypick_commit(&idx, s->priv->repo, c, tip, 0, &mo)) {
+		rc = git_fail("cannot cherry-pick", s->c[i].id);
+		goto out;
+	}
+	s->c[i].apply = git_index_has_conflicts(idx) ? STABLE_APPLY_CONFLICT
+						     : STABLE_APPLY_CLEAN;
+out:
+	git_index_free(idx);
+	git_commit_free(c);
+	git_commit_free(tip);
+	return rc;
+}
+
+/* ---- the whole analysis ----------------------------------------------- */
+
+int stable_is_candidate(const struct stable_set *s, size_t i)
+{
+	return i < s->n && s->c[i].match == STABLE_MATCH_NONE &&
+	       !s->c[i].dropped;
+}
+
+static int parse_range(git_oid *from, int *has_from, git_oid *to,
+		       git_repository *repo, const char *range)
+{
+	const char *dots = strstr(range, "..");
+	char *a;
+	int rc;
+
+	*has_from = 0;
+	if (!dots)
+		return peel_commit(to, repo, range);
+	if (dots[2] == '.')
+		return pt_error_set(PT_EINVAL, "range '%s': use A..B, not "
+				    "A...B", range);
+	a = pt_strndup(range, (size_t)(dots - range));
+	if (!a)
+		return PT_ENOMEM;
+	rc = peel_commit(from, repo, *a ? a : "HEAD");
+	free(a);
+	if (rc)
+		return rc;
+	*has_from = 1;
+	return peel_commit(to, repo, dots[2] ? dots + 2 : "HEAD");
+}
+
+static int analyse(struct stable_set *s, const struct stable_opts *o)
+{
+	struct stable_priv *p = s->priv;
+	git_oid from;
+	int has_from, rc;
+	size_t i;
+
+	rc = parse_range(&from, &has_from, &p->head, p->repo, o->range);
+	if (!rc)
+		rc = peel_commit(&p->tip, p->repo, o->branch);
+	if (rc)
+		return rc;
+	if (git_merge_base(&p->base, p->repo, &p->tip, &p->head))
+		return git_fail("no merge base of the branch and", o->range);
+	git_oid_tostr(s->tip, sizeof(s->tip), &p->tip);
+	git_oid_tostr(s->base, sizeof(s->base), &p->base);
+	rc = walk(p->repo, &p->tip, &p->base, branch_cb, s);
+	if (!rc)
+		rc = walk(p->repo, &p->head, &p->base, put_cb, &p->after_base);
+	if (!rc)
+		rc = walk(p->repo, &p->head, has_from ? &from : NULL,
+			  range_cb, s);
+	if (!rc)
+		rc = branch_patchids(p);
+	s->nmarkers = p->upstream.len;
+	for (i = 0; i < s->n && !rc; i++)
+		rc = match_commit(s, i);
+	for (i = 0; i < s->n && !rc; i++)
+		rc = check_targets(s, i);
+	if (!rc && !o->no_deps)
+		rc = find_deps(s);
+	for (i = 0; i < s->n && !rc && o->check_apply; i++)
+		if (stable_is_candidate(s, i))
+			rc = stable_check_apply(s, i);
+	return rc;
+}
+
+int stable_analyse(struct stable_set **out, struct git_repository *repo,
+		   const struct stable_opts *opts)
+{
+	struct stable_set *s;
+	int rc;
+
+	*out = NULL;
+	if (!opts || !opts->range || !opts->branch)
+		return pt_error_set(PT_EINVAL, "stable: a range and a branch "
+				    "are needed");
+	s = pt_calloc(1, sizeof(*s));
+	if (!s)
+		return PT_ENOMEM;
+	s->priv = pt_calloc(1, sizeof(*s->priv));
+	if (!s->priv) {
+		free(s);
+		return PT_ENOMEM;
+	}
+	s->priv->repo = repo;
+	rc = analyse(s, opts);
+	if (rc) {
+		stable_set_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void stable_set_free(struct stable_set *s)
+{
+	size_t i, k;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++) {
+		free(s->c[i].subject);
+		free(s->c[i].author);
+		for (k = 0; k < s->c[i].ntargets; k++)
+			free(s->c[i].targets[k]);
+		free(s->c[i].targets);
+		free(s->c[i].deps);
+	}
+	free(s->c);
+	if (s->priv) {
+		oidmap_free(&s->priv->range);
+		oidmap_free(&s->priv->after_base);
+		oidmap_free(&s->priv->only);
+		oidmap_free(&s->priv->upstream);
+		oidmap_free(&s->priv->patchids);
+		oidmap_free(&s->priv->memo);
+		free(s->priv->b);
+		free(s->priv);
+	}
+	free(s);
+}
+
+const char *stable_match_name(enum stable_match m)
+{
+	switch (m) {
+	case STABLE_MATCH_ANCESTOR:
+		return "ancestor";
+	case STABLE_MATCH_CHERRY:
+		return "cherry-pick";
+	case STABLE_MATCH_UPSTREAM:
+		return "upstream-commit";
+	case STABLE_MATCH_COMMIT_UP:
+		return "commit-upstream";
+	case STABLE_MATCH_PATCHID:
+		return "patch-id";
+	default:
+		return "no";
+	}
+}
+
+const char *stable_target_name(enum stable_target t)
+{
+	switch (t) {
+	case STABLE_TARGET_PRESENT:
+		return "present";
+	case STABLE_TARGET_ABSENT:
+		return "absent";
+	case STABLE_TARGET_UNKNOWN:
+		return "unknown";
+	default:
+		return "none";
+	}
+}
+
+const char *stable_apply_name(enum stable_apply a)
+{
+	switch (a) {
+	case STABLE_APPLY_CLEAN:
+		return "clean";
+	case STABLE_APPLY_CONFLICT:
+		return "conflict";
+	default:
+		return "unchecked";
+	}
+}
+
+/* ---- keyword baseline ------------------------------------------------- */
+
+struct kw {
+	const char *word;   /* matched at the start of a word, lowercase */
+	double weight;
+};
+
+/* AUTOSEL-style cues; a word counts once, the subject's count double. */
+static const struct kw keywords[] = {
+	{ "fix", 0.30 },       { "bug", 0.15 },      { "crash", 0.20 },
+	{ "leak", 0.20 },      { "overflow", 0.20 }, { "underflow", 0.20 },
+	{ "null", 0.10 },      { "deref", 0.15 },    { "use-after", 0.25 },
+	{ "uaf", 0.25 },       { "double free", 0.25 }, { "race", 0.15 },
+	{ "deadlock", 0.20 },  { "hang", 0.15 },     { "panic", 0.20 },
+	{ "oops", 0.20 },      { "corrupt", 0.20 },  { "uninit", 0.15 },
+	{ "wrong", 0.10 },     { "incorrect", 0.10 }, { "invalid", 0.05 },
+	{ "prevent", 0.10 },   { "avoid", 0.10 },    { "revert", 0.20 },
+	{ "regression", 0.20 }, { "out of bound", 0.20 }, { "oob", 0.20 },
+	{ "missing", 0.05 },   { "segfault", 0.20 }, { "fail", 0.05 },
+	{ "broken", 0.10 },    { "error", 0.05 },    { "check", 0.05 },
+	{ "add support", -0.30 }, { "support for", -0.20 },
+	{ "introduce", -0.20 }, { "new ", -0.05 },   { "refactor", -0.20 },
+	{ "cleanup", -0.15 },  { "clean up", -0.15 }, { "rename", -0.15 },
+	{ "doc", -0.10 },      { "release note", -0.30 },
+	{ "version", -0.10 },  { "remove unused", -0.20 },
+	{ NULL, 0 },
+};
+
+static int has_word(const char *text, const char *w)
+{
+	const char *p = text;
+	size_t n = strlen(w);
+
+	while ((p = strcasestr(p, w)) != NULL) {
+		if (p == text || !isalnum((unsigned char)p[-1]))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+double stable_keyword_score(const char *subject, const char *changelog)
+{
+	const struct kw *k;
+	double s = 0;
+
+	for (k = keywords; k->word; k++) {
+		if (subject && has_word(subject, k->word))
+			s += 2 * k->weight;
+		else if (changelog && has_word(changelog, k->word))
+			s += k->weight;
+	}
+	s = s / 2;
+	return s < 0 ? 0 : s > 1 ? 1 : s;
+}
+
+/* ---- suggested Fixes: ------------------------------------------------- */
+
+struct votes {
+	git_oid *id;
+	size_t *count;
+	size_t n, cap;
+	size_t lines;
+};
+
+static int vote(struct votes *v, const git_oid *id)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (!git_oid_cmp(&v->id[i], id)) {
+			v->count[i]++;
+			return 0;
+		}
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+		git_oid *ni = pt_reallocarray(v->id, cap, sizeof(*ni));
+		size_t *nc;
+
+		if (!ni)
+			return PT_ENOMEM;
+		v->id = ni;
+		nc = pt_reallocarray(v->count, cap, sizeof(*nc));
+		if (!nc)
+			return PT_ENOMEM;
+		v->count = nc;
+		v->cap = cap;
+	}
+	git_oid_cpy(&v->id[v->n], id);
+	v->count[v->n++] = 1;
+	return 0;
+}
+
+/* Old-side line numbers of a hunk's removed lines (context if none). */
+static size_t hunk_lines(unsigned long *out, size_t max,
+			 const struct patch_hunk *h)
+{
+	size_t i, n = 0;
+	unsigned long ln = h->old_start;
+	char want = h->removed ? '-' : ' ';
+
+	for (i = 0; i < h->nlines && n < max; i++) {
+		char k = h->lines[i].kind;
+
+		if (k == want)
+			out[n++] = ln;
+		if (k == '-' || k == ' ')
+			ln++;
+	}
+	return n;
+}
+
+static int blame_hunk(struct votes *v, git_repository *repo,
+		      const char *path, const git_oid *rev,
+		      const struct patch_hunk *h)
+{
+	git_blame_options o;
+	git_blame *bl = NULL;
+	unsigned long lines[256];
+	size_t n, i;
+	int rc = 0;
+
+	git_blame_options_init(&o, GIT_BLAME_OPTIONS_VERSION);
+
+	n = hunk_lines(lines, sizeof(lines) / sizeof(lines[0]), h);
+	if (!n || v->lines >= STABLE_BLAME_LINES)
+		return 0;
+	git_oid_cpy(&o.newest_commit, rev);
+	o.min_line = lines[0];
+	o.max_line = lines[n - 1];
+	if (git_blame_file(&bl, repo, path, &o))
+		return 0; /* path or lines not at rev: nothing to learn */
+	for (i = 0; i < n && !rc; i++) {
+		const git_blame_hunk *bh =
+			git_blame_get_hunk_byline(bl, (size_t)lines[i]);
+
+		if (!bh || git_oid_is_zero(&bh->final_commit_id))
+			continue;
+		v->lines++;
+		rc = vote(v, &bh->final_commit_id);
+	}
+	git_blame_free(bl);
+	return rc;
+}
+
+static int format_fixes(char **out, git_repository *repo, const git_oid *id)
+{
+	git_commit *c = NULL;
+	struct buf b = BUF_INIT;
+	char hex[13];
+	int rc;
+
+	if (git_commit_lookup(&c, repo, id))
+		return git_fail("cannot read commit", git_oid_tostr_s(id));
+	git_oid_tostr(hex, sizeof(hex), id);
+	rc = buf_addf(&b, "Fixes: %s (\"%s\")", hex,
+		      git_commit_summary(c) ? git_commit_summary(c) : "");
+	git_commit_free(c);
+	if (rc) {
+		buf_free(&b);
+		return rc;
+	}
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+int stable_suggest_fixes(char **out, struct git_repository *repo,
+			 const struct patch *p, const char *rev)
+{
+	struct votes v;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	git_oid at;
+	size_t f, h, best = 0, files = 0;
+	int rc;
+
+	*out = NULL;
+	memset(&v, 0, sizeof(v));
+	rc = peel_commit(&at, repo, rev ? rev : "HEAD");
+	if (!rc && (git_commit_lookup(&c, repo, &at) ||
+		    git_commit_tree(&tree, c)))
+		rc = git_fail("cannot read the tree of", rev ? rev : "HEAD");
+	for (f = 0; f < p->nfiles && !rc && files < STABLE_BLAME_FILES; f++) {
+		const struct patch_file *pf = &p->files[f];
+		git_tree_entry *te = NULL;
+
+		if (!pf->old_path || pf->binary ||
+		    pf->status == PATCH_FILE_ADDED)
+			continue;
+		/* libgit2 1.5's blame leaks a commit on a missing path */
+		if (git_tree_entry_bypath(&te, tree, pf->old_path))
+			continue;
+		git_tree_entry_free(te);
+		files++;
+		for (h = 0; h < pf->nhunks && !rc; h++)
+			rc = blame_hunk(&v, repo, pf->old_path, &at,
+					&pf->hunks[h]);
+	}
+	if (rc)
+		goto out;
+	if (!v.n) {
+		rc = pt_error_set(PT_ENOTFOUND, "no line of '%s' could be "
+				  "blamed at '%s'", p->subject.raw ?
+				  p->subject.raw : "the patch",
+				  rev ? rev : "HEAD");
+		goto out;
+	}
+	for (h = 1; h < v.n; h++)
+		if (v.count[h] > v.count[best])
+			best = h;
+	rc = format_fixes(out, repo, &v.id[best]);
+out:
+	git_tree_free(tree);
+	git_commit_free(c);
+	free(v.id);
+	free(v.count);
+	return rc;
+}

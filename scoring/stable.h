@@ -1,0 +1,141 @@
+/*
+ * stable.h - stable backport candidates (`patchtriage stable`, AUTOSEL
+ * style).  stable.c owns the facts about the commits of a main-line range
+ * A..B relative to a stable branch: which of them the branch already has
+ * (its own ancestry, the "(cherry picked from commit X)", "[ Upstream
+ * commit X ]", "commit X upstream." and "Upstream commit X" lines of the
+ * branch's commits since its merge base with B, or an equal patch-id),
+ * whether they are tagged (Cc: stable, Fixes:), whether the code they fix
+ * is in the branch (applies-to: the Fixes:/revert target is reachable from
+ * the branch tip or was itself backported; a fix for code the branch
+ * never had is dropped), which earlier commits of the range touch the same
+ * lines (depends-on, by overlap of zero-context hunks), and whether a
+ * cherry-pick onto the branch tip is clean (libgit2 in-memory merge, no
+ * work tree or index touched).  It also suggests the Fixes: line for a
+ * posted fix by blaming the lines it removes.  It does not score: the
+ * caller ranks with the fix model (model.h) or stable_keyword_score().
+ */
+#ifndef PT_STABLE_H
+#define PT_STABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "patch.h"
+#include "pt.h"
+
+struct git_repository;
+
+/* How a commit of the range was found in the stable branch. */
+enum stable_match {
+	STABLE_MATCH_NONE = 0,
+	STABLE_MATCH_ANCESTOR,    /* the commit itself is in the branch */
+	STABLE_MATCH_CHERRY,      /* (cherry picked from commit X) */
+	STABLE_MATCH_UPSTREAM,    /* [ Upstream commit X ] / Upstream commit X */
+	STABLE_MATCH_COMMIT_UP,   /* commit X upstream. */
+	STABLE_MATCH_PATCHID,     /* same patch-id, no marker line */
+};
+
+/* What its Fixes: (or "This reverts commit X.") targets say. */
+enum stable_target {
+	STABLE_TARGET_NONE = 0,   /* no Fixes:, not a revert */
+	STABLE_TARGET_PRESENT,    /* a target is in the branch (or backported) */
+	STABLE_TARGET_ABSENT,     /* every target resolved, none in the branch:
+				     the fix is dropped */
+	STABLE_TARGET_UNKNOWN,    /* no target resolves to a commit */
+};
+
+enum stable_apply {
+	STABLE_APPLY_UNCHECKED = 0,
+	STABLE_APPLY_CLEAN,
+	STABLE_APPLY_CONFLICT,
+};
+
+struct stable_commit {
+	char id[41];
+	char *subject;            /* git's summary */
+	char *author;             /* "Name <email>" */
+	int64_t commit_date;
+	unsigned cc_stable : 1;   /* Cc: stable@<any domain> */
+	unsigned has_fixes : 1;   /* at least one Fixes: */
+	unsigned is_revert : 1;   /* "This reverts commit X" */
+	unsigned dropped : 1;     /* target == STABLE_TARGET_ABSENT */
+	unsigned nfiles;
+	unsigned added, removed;
+	enum stable_match match;
+	char backport[41];        /* the branch commit that has it, or "" */
+	enum stable_target target;
+	char **targets;           /* resolved 40-hex targets (ntargets) */
+	size_t ntargets;
+	enum stable_apply apply;
+	size_t *deps;             /* indices of earlier commits (candidates:
+				     not in the branch, not dropped) that
+				     touch the same lines */
+	size_t ndeps;
+};
+
+struct stable_opts {
+	const char *range;        /* "A..B", or "B" for all of B's history */
+	const char *branch;       /* the stable branch (any revision) */
+	int check_apply;          /* cherry-pick every candidate (slow on big
+				     ranges; see stable_check_apply) */
+	int no_deps;              /* skip the hunk overlap pass */
+};
+
+struct stable_set {
+	struct stable_commit *c;  /* the range's non-merge commits, oldest
+				     first */
+	size_t n;
+	char tip[41];             /* branch tip */
+	char base[41];            /* merge base of the tip and B */
+	size_t branch_commits;    /* non-merge commits tip..base scanned */
+	size_t branch_marked;     /* of those, with an upstream marker line */
+	size_t nmarkers;          /* distinct upstream ids named */
+	struct stable_priv *priv;
+};
+
+/*
+ * Analyse the range of opts in repo.  A candidate is a commit with
+ * match == NONE and !dropped.  *out is NULL on failure.
+ */
+int stable_analyse(struct stable_set **out, struct git_repository *repo,
+		   const struct stable_opts *opts);
+void stable_set_free(struct stable_set *s);
+
+/* Cherry-pick s->c[i] onto the branch tip in memory and set its apply. */
+int stable_check_apply(struct stable_set *s, size_t i);
+
+/* Is commit i a candidate (not in the branch, not dropped)? */
+int stable_is_candidate(const struct stable_set *s, size_t i);
+
+/* Short names for the enums ("cherry-pick", "absent", ...). */
+const char *stable_match_name(enum stable_match m);
+const char *stable_target_name(enum stable_target t);
+const char *stable_apply_name(enum stable_apply a);
+
+/*
+ * The upstream id a stable commit message names, if any: *kind gets the
+ * marker kind (CHERRY, UPSTREAM or COMMIT_UP) and hex[] the id as written
+ * (7..40 hex digits, NUL-terminated).  Returns 1 when found, 0 if not.
+ */
+int stable_find_marker(char hex[41], enum stable_match *kind,
+		       const char *msg, size_t len);
+
+/*
+ * AUTOSEL-like keyword baseline: a score in [0, 1] from the subject and
+ * changelog alone (fix/bug words, crash and memory-safety words, minus
+ * feature/cleanup words).  Tags (Fixes:, Cc: stable) are not read.
+ */
+double stable_keyword_score(const char *subject, const char *changelog);
+
+/*
+ * For a posted patch that looks like a fix but has neither Fixes: nor Cc:
+ * stable: blame, at rev (NULL = HEAD) in repo, the lines its hunks remove
+ * (the context lines of a hunk that removes none) and name the commit
+ * that last touched most of them: *out = "Fixes: <12 hex> (\"subject\")"
+ * (malloc'd).  PT_ENOTFOUND when no line could be blamed.
+ */
+int stable_suggest_fixes(char **out, struct git_repository *repo,
+			 const struct patch *p, const char *rev);
+
+#endif

@@ -1,0 +1,421 @@
+/*
+ * test_stable.c - stable backport candidates on a repository built with
+ * the git CLI: a main line and a stable branch with cherry-picks (-x),
+ * "[ Upstream commit X ]", "commit X upstream." and "Upstream commit X"
+ * lines, a patch-id-only backport, a fix whose target the branch never
+ * had, a candidate that conflicts and two candidates touching the same
+ * lines.  The exact candidate list and flags are asserted, then the
+ * blame-based Fixes: suggestion, the marker parser and the keyword
+ * baseline.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+#include "stable.h"
+
+static char dir[64];
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048], full[2300];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "cd '%s' && (%s) >/dev/null 2>&1", dir,
+		 cmd);
+	rc = system(full);
+	if (rc)
+		fprintf(stderr, "failed: %s\n", cmd);
+	assert_int_equal(rc, 0);
+}
+
+static void rev(char out[41], const char *name)
+{
+	char cmd[256];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "git -C '%s' rev-parse '%s'", dir, name);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(out, 41, f));
+	pclose(f);
+	assert_int_equal(strlen(out), 40);
+}
+
+/* Commit all changes with a message given as printf arguments. */
+static void commit(const char *fmt, ...)
+{
+	char msg[1024], path[128];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/.msg", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(msg, f);
+	fclose(f);
+	sh("git add -A . ':!.msg' && git commit -q -F .msg");
+}
+
+static void set_line(const char *file, int line, const char *text)
+{
+	sh("sed -i '%ds/.*/%s/' %s", line, text, file);
+}
+
+struct names {
+	char c1[41], m1[41], m2[41], m3[41], m4[41], m5[41], m6[41];
+	char m7[41], m8[41], m9[41], m10[41];
+};
+
+static struct names N;
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/pt-stable-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	setenv("GIT_AUTHOR_NAME", "Ann Author", 1);
+	setenv("GIT_AUTHOR_EMAIL", "ann@example.org", 1);
+	setenv("GIT_COMMITTER_NAME", "Ann Author", 1);
+	setenv("GIT_COMMITTER_EMAIL", "ann@example.org", 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("HOME", dir, 1);
+	git_libgit2_init();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	git_libgit2_shutdown();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void build_repo(void)
+{
+	sh("git init -q -b main . && git config commit.gpgsign false");
+	sh("for f in a b c d; do seq 1 20 > $f.c; done");
+	commit("base: initial import\n");
+	set_line("a.c", 10, "int check(void) { return x < 10; }");
+	commit("a: add the bound check\n");
+	rev(N.c1, "HEAD");
+	sh("git tag v1");
+	sh("git branch stable v1");
+
+	/* the stable branch's own change to c.c line 15 */
+	sh("git checkout -q stable");
+	set_line("c.c", 15, "stable only");
+	commit("c: stable-only tweak\n");
+	sh("git checkout -q main");
+
+	set_line("a.c", 3, "fixed three");
+	commit("a: fix off-by-one in the loop\n\nSigned-off-by: Ann "
+	       "<ann@example.org>\n");
+	rev(N.m1, "HEAD");
+	set_line("b.c", 5, "freed five");
+	commit("b: fix a leak on the error path\n");
+	rev(N.m2, "HEAD");
+	set_line("c.c", 5, "checked five");
+	commit("c: fix a crash on close\n");
+	rev(N.m3, "HEAD");
+	set_line("d.c", 7, "bounded seven");
+	commit("d: fix the loop bound\n");
+	rev(N.m4, "HEAD");
+	sh("printf 'int e(void)\\n{\\n\\treturn 0;\\n}\\n' > e.c");
+	commit("e: add a new feature\n");
+	rev(N.m5, "HEAD");
+	sh("sed -i 's/return 0/return p ? 0 : -1/' e.c");
+	commit("e: fix a NULL dereference\n\nFixes: %.12s (\"e: add a new "
+	       "feature\")\nSigned-off-by: Ann <ann@example.org>\n", N.m5);
+	rev(N.m6, "HEAD");
+	set_line("a.c", 10, "int check(void) { return x <= 9; }");
+	commit("a: fix the bound check\n\nFixes: %.12s (\"a: add the bound "
+	       "check\")\nCc: stable@vger.kernel.org\nSigned-off-by: Ann "
+	       "<ann@example.org>\n", N.c1);
+	rev(N.m7, "HEAD");
+	set_line("a.c", 10, "int check(void) { return x >= 0 \\&\\& x <= 9; }");
+	commit("a: also reject negative values\n");
+	rev(N.m8, "HEAD");
+	set_line("c.c", 15, "main fifteen");
+	commit("c: fix the timeout\n\nCc: stable@dpdk.org\n");
+	rev(N.m9, "HEAD");
+	set_line("b.c", 18, "ordered eighteen");
+	commit("b: fix memory ordering\n");
+	rev(N.m10, "HEAD");
+
+	/* the backports */
+	sh("git checkout -q stable");
+	sh("git cherry-pick -x %s", N.m1);
+	set_line("b.c", 5, "freed five");
+	commit("b: fix a leak on the error path\n\n[ upstream commit %s ]\n",
+	       N.m2);
+	set_line("c.c", 5, "checked five");
+	commit("c: fix a crash on close\n\ncommit %s upstream.\n", N.m3);
+	sh("git cherry-pick %s && git commit -q --amend -m 'd: loop bound "
+	   "(backport)'", N.m4);
+	set_line("b.c", 18, "ordered eighteen");
+	commit("b: fix memory ordering\n\nUpstream commit %.12s.\n", N.m10);
+	sh("git checkout -q main");
+}
+
+static struct stable_commit *find(struct stable_set *s, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->c[i].id, id))
+			return &s->c[i];
+	fail_msg("commit %s not in the range", id);
+	return NULL;
+}
+
+static size_t index_of(struct stable_set *s, const char *id)
+{
+	return (size_t)(find(s, id) - s->c);
+}
+
+static void test_range(void **state)
+{
+	struct stable_opts o = { "v1..main", "stable", 1, 0 };
+	struct stable_set *s;
+	git_repository *repo;
+	struct stable_commit *c;
+	const char *cands[4];
+	size_t i, n = 0;
+
+	(void)state;
+	build_repo();
+	assert_int_equal(git_repository_open(&repo, dir), 0);
+	assert_int_equal(stable_analyse(&s, repo, &o), 0);
+	assert_int_equal(s->n, 10);
+	assert_int_equal(s->branch_commits, 6);
+	assert_int_equal(s->branch_marked, 4);
+
+	/* in the branch, each by its own kind of evidence */
+	assert_int_equal(find(s, N.m1)->match, STABLE_MATCH_CHERRY);
+	assert_int_equal(find(s, N.m2)->match, STABLE_MATCH_UPSTREAM);
+	assert_int_equal(find(s, N.m3)->match, STABLE_MATCH_COMMIT_UP);
+	assert_int_equal(find(s, N.m4)->match, STABLE_MATCH_PATCHID);
+	assert_int_equal(find(s, N.m10)->match, STABLE_MATCH_UPSTREAM);
+	assert_int_not_equal(find(s, N.m4)->backport[0], '\0');
+
+	/* the fix for code the branch never had is dropped */
+	c = find(s, N.m6);
+	assert_true(c->has_fixes);
+	assert_int_equal(c->target, STABLE_TARGET_ABSENT);
+	assert_true(c->dropped);
+	assert_int_equal(c->ntargets, 1);
+	assert_string_equal(c->targets[0], N.m5);
+
+	/* the exact candidate list, oldest first */
+	for (i = 0; i < s->n; i++)
+		if (stable_is_candidate(s, i)) {
+			assert_true(n < 4);
+			cands[n++] = s->c[i].id;
+		}
+	assert_int_equal(n, 4);
+	assert_string_equal(cands[0], N.m5);
+	assert_string_equal(cands[1], N.m7);
+	assert_string_equal(cands[2], N.m8);
+	assert_string_equal(cands[3], N.m9);
+
+	c = find(s, N.m5);
+	assert_false(c->cc_stable || c->has_fixes);
+	assert_int_equal(c->target, STABLE_TARGET_NONE);
+	assert_int_equal(c->apply, STABLE_APPLY_CLEAN);
+	assert_int_equal(c->ndeps, 0);
+
+	c = find(s, N.m7);
+	assert_true(c->cc_stable && c->has_fixes);
+	assert_int_equal(c->target, STABLE_TARGET_PRESENT);
+	assert_string_equal(c->targets[0], N.c1);
+	assert_int_equal(c->apply, STABLE_APPLY_CLEAN);
+	assert_int_equal(c->ndeps, 0);
+
+	/* touches the line m7 changed: depends on it, conflicts alone */
+	c = find(s, N.m8);
+	assert_false(c->cc_stable || c->has_fixes);
+	assert_int_equal(c->ndeps, 1);
+	assert_int_equal(c->deps[0], index_of(s, N.m7));
+	assert_int_equal(c->apply, STABLE_APPLY_CONFLICT);
+	assert_int_equal(c->nfiles, 1);
+	assert_int_equal(c->added, 1);
+	assert_int_equal(c->removed, 1);
+
+	/* Cc: stable at any domain; conflicts with the stable-only change */
+	c = find(s, N.m9);
+	assert_true(c->cc_stable);
+	assert_false(c->has_fixes);
+	assert_int_equal(c->apply, STABLE_APPLY_CONFLICT);
+	assert_int_equal(c->ndeps, 0);
+
+	assert_string_equal(stable_match_name(STABLE_MATCH_PATCHID),
+			    "patch-id");
+	stable_set_free(s);
+
+	/* a range that is already all in the branch has no candidate */
+	o.range = "v1";
+	assert_int_equal(stable_analyse(&s, repo, &o), 0);
+	assert_int_equal(s->n, 2);
+	for (i = 0; i < s->n; i++) {
+		assert_int_equal(s->c[i].match, STABLE_MATCH_ANCESTOR);
+		assert_false(stable_is_candidate(s, i));
+	}
+	stable_set_free(s);
+
+	o.branch = "no-such-branch";
+	assert_int_not_equal(stable_analyse(&s, repo, &o), 0);
+	assert_null(s);
+	assert_non_null(strstr(pt_error_last(), "'no-such-branch'"));
+	git_repository_free(repo);
+}
+
+static void test_suggest_fixes(void **state)
+{
+	static const char diff[] =
+		"diff --git a/a.c b/a.c\n"
+		"--- a/a.c\n"
+		"+++ b/a.c\n"
+		"@@ -9,3 +9,3 @@\n"
+		" 9\n"
+		"-int check(void) { return x >= 0 && x <= 9; }\n"
+		"+int check(void) { return x >= 0 && x < 10; }\n"
+		" 11\n";
+	static const char ctx_only[] =
+		"diff --git a/b.c b/b.c\n"
+		"--- a/b.c\n"
+		"+++ b/b.c\n"
+		"@@ -4,2 +4,3 @@\n"
+		" 4\n"
+		"+int guard;\n"
+		" freed five\n";
+	git_repository *repo;
+	struct patch *p;
+	static const char missing[] = "diff --git a/zz.c b/zz.c\n"
+				      "--- a/zz.c\n+++ b/zz.c\n"
+				      "@@ -1 +1 @@\n-x\n+y\n";
+	char *line = NULL, expect[128], base[41];
+
+	(void)state;
+	assert_int_equal(git_repository_open(&repo, dir), 0);
+	assert_int_equal(patch_new(&p), 0);
+	assert_int_equal(patch_set_diff(p, diff, sizeof(diff) - 1), 0);
+	assert_int_equal(stable_suggest_fixes(&line, repo, p, "main"), 0);
+	snprintf(expect, sizeof(expect),
+		 "Fixes: %.12s (\"a: also reject negative values\")", N.m8);
+	assert_string_equal(line, expect);
+	free(line);
+	patch_free(p);
+
+	/* no removed line: the hunk's context is blamed */
+	assert_int_equal(patch_new(&p), 0);
+	assert_int_equal(patch_set_diff(p, ctx_only, sizeof(ctx_only) - 1),
+			 0);
+	assert_int_equal(stable_suggest_fixes(&line, repo, p, "main"), 0);
+	/* lines 4 ("4", the import) and 5 ("freed five", m2) tie: the
+	   first seen wins */
+	rev(base, "v1~1");
+	snprintf(expect, sizeof(expect),
+		 "Fixes: %.12s (\"base: initial import\")", base);
+	assert_string_equal(line, expect);
+	free(line);
+	patch_free(p);
+
+	/* a file the tree does not have: nothing to blame */
+	assert_int_equal(patch_new(&p), 0);
+	assert_int_equal(patch_set_diff(p, missing, sizeof(missing) - 1), 0);
+	assert_int_equal(stable_suggest_fixes(&line, repo, p, "main"),
+			 PT_ENOTFOUND);
+	assert_null(line);
+	patch_free(p);
+	git_repository_free(repo);
+}
+
+static void test_markers(void **state)
+{
+	static const struct {
+		const char *msg;
+		enum stable_match kind;
+		const char *hex;
+	} cases[] = {
+		{ "x\n\n(cherry picked from commit 0123456789abcdef0123456789"
+		  "abcdef01234567)\n", STABLE_MATCH_CHERRY,
+		  "0123456789abcdef0123456789abcdef01234567" },
+		{ "x\n\n[ Upstream commit abcdef012345 ]\n",
+		  STABLE_MATCH_UPSTREAM, "abcdef012345" },
+		{ "x\n\n[upstream commit ABCDEF0]\n", STABLE_MATCH_UPSTREAM,
+		  "ABCDEF0" },
+		{ "commit 0123456789abcdef0123456789abcdef01234567 upstream.\n",
+		  STABLE_MATCH_COMMIT_UP,
+		  "0123456789abcdef0123456789abcdef01234567" },
+		{ "x\n\nUpstream commit: 1234567abc\n", STABLE_MATCH_UPSTREAM,
+		  "1234567abc" },
+		{ "commit 0123456 is broken\n", STABLE_MATCH_NONE, "" },
+		{ "x\n\n[ Upstream commit xyz ]\n", STABLE_MATCH_NONE, "" },
+		{ "x\n\nThe upstream commit 1234567 fixed this\n",
+		  STABLE_MATCH_NONE, "" },
+	};
+	enum stable_match kind;
+	char hex[41];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int found = stable_find_marker(hex, &kind, cases[i].msg,
+					       strlen(cases[i].msg));
+
+		assert_int_equal(found, cases[i].kind != STABLE_MATCH_NONE);
+		if (found) {
+			assert_int_equal(kind, cases[i].kind);
+			assert_string_equal(hex, cases[i].hex);
+		}
+	}
+}
+
+static void test_keywords(void **state)
+{
+	double fix, feat, none;
+
+	(void)state;
+	fix = stable_keyword_score("net: fix a use-after-free on close",
+				   "The socket is freed twice and crashes.");
+	feat = stable_keyword_score("net: add support for the new NIC",
+				    "Introduce a driver.");
+	none = stable_keyword_score("", "");
+	assert_true(fix > 0.5);
+	assert_true(fix <= 1.0);
+	assert_true(feat == 0.0);
+	assert_true(none == 0.0);
+	assert_true(stable_keyword_score("prefix: fixup", NULL) > 0);
+	assert_true(stable_keyword_score("suffix: prefix", NULL) == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_range),
+		cmocka_unit_test(test_suggest_fixes),
+		cmocka_unit_test(test_markers),
+		cmocka_unit_test(test_keywords),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
