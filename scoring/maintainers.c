@@ -1,0 +1,391 @@
+/*
+ * maintainers.c - parsing MAINTAINERS and matching files to its sections
+ * the way scripts/get_maintainer.pl does (see maintainers.h).  The
+ * script turns F:/X: values into regexes ('.' literal, '*' to ".*", '?'
+ * to ".") matched with a leading ^ only; here the same globs are matched
+ * directly, other characters literally.  It owns struct maint.
+ */
+#include "maintainers.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAINT_MAX_LINES 1000000u
+
+static void strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void section_clear(struct maint_section *s)
+{
+	size_t i;
+
+	free(s->name);
+	strv_free(s->people, s->npeople);
+	free(s->is_reviewer);
+	strv_free(s->lists, s->nlists);
+	free(s->status);
+	for (i = 0; i < s->nf; i++)
+		free(s->f[i].glob);
+	for (i = 0; i < s->nx; i++)
+		free(s->x[i].glob);
+	free(s->f);
+	free(s->x);
+	for (i = 0; i < s->nn; i++)
+		regfree(&s->n[i]);
+	free(s->n);
+	free(s->nseq);
+	strv_free(s->keywords, s->nk);
+}
+
+void maint_free(struct maint *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->n; i++)
+		section_clear(&m->s[i]);
+	free(m->s);
+	free(m);
+}
+
+/* Grow *v (of element size sz) to hold n + 1 elements. */
+static int grow(void *vp, size_t n, size_t sz)
+{
+	void **v = vp;
+	void *p;
+
+	if (n & (n - 1) && n)
+		return 0; /* capacity is the next power of two */
+	p = pt_reallocarray(*v, n ? n * 2 : 1, sz);
+	if (!p)
+		return PT_ENOMEM;
+	*v = p;
+	return 0;
+}
+
+static int strv_add(char ***v, size_t *n, const char *s, size_t len)
+{
+	char *c;
+
+	if (grow(v, *n, sizeof(**v)))
+		return PT_ENOMEM;
+	c = pt_strndup(s, len);
+	if (!c)
+		return PT_ENOMEM;
+	(*v)[(*n)++] = c;
+	return 0;
+}
+
+static int slashes(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '/';
+	return n;
+}
+
+/*
+ * ^glob as a prefix of s: the glob is used up before or at the end of s.
+ * Bounded: each '*' tries every tail, and globs have few stars.
+ */
+static int prefix_match(const char *g, const char *s)
+{
+	for (; *g; g++, s++) {
+		if (*g == '*') {
+			for (;; s++) {
+				if (prefix_match(g + 1, s))
+					return 1;
+				if (!*s)
+					return 0;
+			}
+		}
+		if (!*s || (*g != '?' && *g != *s))
+			return 0;
+	}
+	return 1;
+}
+
+int maint_pattern_match(const char *file, const char *glob)
+{
+	size_t gl = strlen(glob);
+
+	if (!prefix_match(glob, file))
+		return 0;
+	if (gl && glob[gl - 1] == '/')
+		return 1;
+	return slashes(file) == slashes(glob);
+}
+
+static int add_pattern(struct maint_pat **v, size_t *n, const char *val,
+		       size_t len, int seq, maint_isdir_fn isdir, void *ctx)
+{
+	struct maint_pat *p;
+	struct buf b = BUF_INIT;
+	int rc;
+
+	if (grow(v, *n, sizeof(**v)))
+		return PT_ENOMEM;
+	rc = buf_add(&b, val, len);
+	/* get_maintainer.pl: `-d` of the converted value, so no . * ? */
+	if (!rc && len && val[len - 1] != '/' && !memchr(val, '.', len) &&
+	    !memchr(val, '*', len) && !memchr(val, '?', len) && isdir &&
+	    isdir(b.ptr, ctx) == 1)
+		rc = buf_addch(&b, '/');
+	if (rc) {
+		buf_free(&b);
+		return rc;
+	}
+	p = &(*v)[(*n)++];
+	p->lit = strcspn(b.ptr, "*?");
+	p->depth = slashes(b.ptr) + (b.ptr[b.len - 1] != '/');
+	if (b.ptr[0] == '*')
+		p->depth = -1;
+	p->glob = buf_detach(&b, NULL);
+	p->seq = seq;
+	return 0;
+}
+
+/* N: is a Perl /x regex: drop unescaped blanks, compile as ERE. */
+static int add_regex(struct maint_section *s, const char *val, size_t len,
+		     int seq)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < len && !rc; i++) {
+		if (val[i] == '\\' && i + 1 < len) {
+			rc = buf_add(&b, val + i, 2);
+			i++;
+		} else if (!isspace((unsigned char)val[i])) {
+			rc = buf_addch(&b, val[i]);
+		}
+	}
+	if (!rc && (grow(&s->n, s->nn, sizeof(*s->n)) ||
+		    grow(&s->nseq, s->nn, sizeof(*s->nseq))))
+		rc = PT_ENOMEM;
+	if (!rc && !regcomp(&s->n[s->nn], b.ptr, REG_EXTENDED | REG_NOSUB))
+		s->nseq[s->nn++] = seq;
+	buf_free(&b);
+	return rc;
+}
+
+static int add_person(struct maint_section *s, const char *val, size_t len,
+		      int reviewer)
+{
+	const char *lt = memchr(val, '<', len), *gt;
+	size_t i;
+	int rc;
+
+	if (lt && (gt = memchr(lt, '>', len - (size_t)(lt - val)))) {
+		val = lt + 1;
+		len = (size_t)(gt - val);
+	} else if (!memchr(val, '@', len)) {
+		return 0;
+	}
+	if (grow(&s->is_reviewer, s->npeople, 1))
+		return PT_ENOMEM;
+	rc = strv_add(&s->people, &s->npeople, val, len);
+	if (rc)
+		return rc;
+	for (i = 0; i < len; i++)
+		s->people[s->npeople - 1][i] = (char)tolower(
+			(unsigned char)s->people[s->npeople - 1][i]);
+	s->is_reviewer[s->npeople - 1] = (unsigned char)reviewer;
+	return 0;
+}
+
+static int add_entry(struct maint_section *s, char type, const char *val,
+		     size_t len, maint_isdir_fn isdir, void *ctx)
+{
+	s->nentries++;
+	switch (type) {
+	case 'M':
+	case 'R':
+		return add_person(s, val, len, type == 'R');
+	case 'L':
+		return strv_add(&s->lists, &s->nlists, val, len);
+	case 'S':
+		free(s->status);
+		s->status = pt_strndup(val, len);
+		return s->status ? 0 : PT_ENOMEM;
+	case 'F':
+		return len ? add_pattern(&s->f, &s->nf, val, len, s->nentries,
+					 isdir, ctx)
+			   : 0;
+	case 'X':
+		return len ? add_pattern(&s->x, &s->nx, val, len, s->nentries,
+					 isdir, ctx)
+			   : 0;
+	case 'N':
+		return len ? add_regex(s, val, len, s->nentries) : 0;
+	case 'K':
+		return strv_add(&s->keywords, &s->nk, val, len);
+	default:
+		return 0;
+	}
+}
+
+static int is_type_line(const char *l, size_t n)
+{
+	return n >= 2 && l[0] >= 'A' && l[0] <= 'Z' && l[1] == ':';
+}
+
+static int new_section(struct maint *m, const char *name, size_t nlen)
+{
+	struct maint_section *s;
+
+	if (grow(&m->s, m->n, sizeof(*m->s)))
+		return PT_ENOMEM;
+	s = &m->s[m->n];
+	memset(s, 0, sizeof(*s));
+	s->name = pt_strndup(name ? name : "", name ? nlen : 0);
+	if (!s->name)
+		return PT_ENOMEM;
+	m->n++;
+	return 0;
+}
+
+static int parse_lines(struct maint *m, const char *text, size_t len,
+		       maint_isdir_fn isdir, void *ctx)
+{
+	const char *p = text, *end = text + len, *name = NULL;
+	size_t nlen = 0, nlines = 0;
+	int in_run = 0, rc = 0;
+
+	while (p < end && !rc) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *v;
+		size_t l;
+
+		if (++nlines > MAINT_MAX_LINES)
+			return pt_error_set(PT_ETOOBIG, "MAINTAINERS: too "
+					    "many lines");
+		while (le > p && isspace((unsigned char)le[-1]))
+			le--;
+		l = (size_t)(le - p);
+		if (is_type_line(p, l)) {
+			if (!in_run)
+				rc = new_section(m, name, nlen);
+			in_run = 1;
+			for (v = p + 2; v < le && isspace((unsigned char)*v);
+			     v++)
+				;
+			if (!rc)
+				rc = add_entry(&m->s[m->n - 1], p[0], v,
+					       (size_t)(le - v), isdir, ctx);
+		} else {
+			const char *q = p;
+
+			while (q < le && isspace((unsigned char)*q))
+				q++;
+			if (q < le && *q != '#') {
+				name = p;
+				nlen = l;
+				in_run = 0;
+			}
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return rc;
+}
+
+int maint_parse(struct maint **out, const char *text, size_t len,
+		maint_isdir_fn isdir, void *ctx)
+{
+	struct maint *m;
+	int rc;
+
+	*out = NULL;
+	m = pt_calloc(1, sizeof(*m));
+	if (!m)
+		return PT_ENOMEM;
+	rc = parse_lines(m, text, len, isdir, ctx);
+	if (rc) {
+		maint_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static int pat_match(const struct maint_pat *p, const char *file)
+{
+	if (p->lit && strncmp(file, p->glob, p->lit))
+		return 0;
+	return maint_pattern_match(file, p->glob);
+}
+
+/*
+ * The section's depth for PATH, or NO_MATCH: as in get_maintainer.pl,
+ * the last matching F: (its depth) or N: (0) in file order wins, and a
+ * matching X: drops the section.
+ */
+#define NO_MATCH (-1000)
+static int section_depth(const struct maint_section *s, const char *path)
+{
+	size_t i;
+	int depth = NO_MATCH, seq = -1;
+
+	for (i = 0; i < s->nx; i++)
+		if (pat_match(&s->x[i], path))
+			return NO_MATCH;
+	for (i = 0; i < s->nf; i++)
+		if (s->f[i].seq > seq && pat_match(&s->f[i], path)) {
+			depth = s->f[i].depth;
+			seq = s->f[i].seq;
+		}
+	for (i = 0; i < s->nn; i++)
+		if (s->nseq[i] > seq && !regexec(&s->n[i], path, 0, NULL, 0)) {
+			depth = 0;
+			seq = s->nseq[i];
+		}
+	return depth;
+}
+
+void maint_match(const struct maint *m, const char *path,
+		 struct maint_hit *out, size_t max, size_t *n)
+{
+	size_t i, j;
+
+	*n = 0;
+	for (i = 0; i < m->n; i++) {
+		int d = section_depth(&m->s[i], path);
+
+		if (d == NO_MATCH)
+			continue;
+		/* insertion keeps deepest first, file order among ties */
+		for (j = *n; j > 0 && out[j - 1].depth < d; j--)
+			if (j < max)
+				out[j] = out[j - 1];
+		if (j < max) {
+			out[j].section = i;
+			out[j].depth = d;
+			if (*n < max)
+				(*n)++;
+		}
+	}
+}
+
+int maint_has_person(const struct maint *m, size_t i, const char *email)
+{
+	const struct maint_section *s;
+	size_t k;
+
+	if (i >= m->n)
+		return 0;
+	s = &m->s[i];
+	for (k = 0; k < s->npeople; k++)
+		if (!strcmp(s->people[k], email))
+			return 1;
+	return 0;
+}
