@@ -23,7 +23,9 @@ Usage: pw_standin.py --data DIR --port-file F [--record F] [--delay-ms N]
 Faults can be set at run time too: POST /__control__ with a JSON object
 {"delay_ms": N, "fail_next": N, "fail_status": 500, "rate_limit_next": N,
  "retry_after": S, "truncate_next": N, "html_next": N, "reset_next": N,
- "match": "substring of the path the faults apply to", "clear": true,
+ "drop_response_next": N (carry the request out, then reset instead of
+ answering), "match": "substring of the path the faults apply to",
+ "method": "POST" (only that method), "clear": true,
  "import": "<raw mail>", "freeze_clock": "2026-12-03T07:00:00" | null}.
 GET /__control__ returns the counters.  --record appends one JSON line per
 request (method, path, headers with the Authorization value masked).
@@ -825,7 +827,8 @@ def filename_of(name):
 store = None
 faults = {'delay_ms': 0, 'fail_next': 0, 'fail_status': 500,
           'rate_limit_next': 0, 'retry_after': 1, 'truncate_next': 0,
-          'html_next': 0, 'html_status': 502, 'reset_next': 0, 'match': '',
+          'html_next': 0, 'html_status': 502, 'reset_next': 0,
+          'drop_response_next': 0, 'match': '', 'method': '',
           'served': 0, 'faulted': 0}
 faults_lock = threading.Lock()
 record_file = None
@@ -894,6 +897,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def send(self, status, body=b'', ctype='application/json', extra=None,
              allow=None):
+        if self.discard:
+            self.reset()
+            return
         if isinstance(body, str):
             body = body.encode('utf-8')
         self.send_response(status)
@@ -928,17 +934,30 @@ class Handler(BaseHTTPRequestHandler):
             faults['served'] += 1
             if faults['match'] and faults['match'] not in self.path:
                 return None, 0
+            if faults['method'] and faults['method'] != self.command:
+                return None, 0
             delay = faults['delay_ms']
             for key in ('reset_next', 'fail_next', 'rate_limit_next',
-                        'html_next', 'truncate_next'):
+                        'html_next', 'truncate_next',
+                        'drop_response_next'):
                 if faults[key] > 0:
                     faults[key] -= 1
                     faults['faulted'] += 1
                     return key, delay
             return None, delay
 
+    def reset(self):
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack('ii', 1, 0))
+        except OSError:
+            pass
+        self.close_connection = True
+        self.connection.close()
+
     def handle_one(self):
         self.truncate = False
+        self.discard = False
         u = urllib.parse.urlsplit(self.path)
         self.query = urllib.parse.parse_qs(u.query, keep_blank_values=True)
         path = u.path
@@ -949,15 +968,7 @@ class Handler(BaseHTTPRequestHandler):
         if delay:
             time.sleep(delay / 1000.0)
         if fault == 'reset_next':
-            try:
-                self.connection.setsockopt(socket.SOL_SOCKET,
-                                           socket.SO_LINGER,
-                                           struct.pack('ii', 1, 0))
-            except OSError:
-                pass
-            self.close_connection = True
-            self.connection.close()
-            return
+            return self.reset()
         if fault == 'fail_next':
             return self.send(faults['fail_status'],
                              b'<h1>Server Error (500)</h1>', 'text/html')
@@ -975,6 +986,10 @@ class Handler(BaseHTTPRequestHandler):
                              '</body></html>\n', 'text/html; charset=utf-8')
         if fault == 'truncate_next':
             self.truncate = True
+        if fault == 'drop_response_next':
+            # the request is carried out, the answer is lost: what a
+            # client sees when the server or the network dies mid-reply
+            self.discard = True
         try:
             with store.lock:
                 self.route(path)
@@ -1026,9 +1041,10 @@ class Handler(BaseHTTPRequestHandler):
             with faults_lock:
                 if req.get('clear'):
                     for k in ('delay_ms', 'fail_next', 'rate_limit_next',
-                              'truncate_next', 'html_next', 'reset_next'):
+                              'truncate_next', 'html_next', 'reset_next',
+                              'drop_response_next'):
                         faults[k] = 0
-                    faults['match'] = ''
+                    faults['match'] = faults['method'] = ''
                 for k in faults:
                     if k in req and k not in ('served', 'faulted'):
                         faults[k] = req[k]

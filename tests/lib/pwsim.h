@@ -1,0 +1,35 @@
+/*
+ * pwsim.h - start and drive tests/lib/pw_standin.py (the Patchwork
+ * stand-in) from C unit tests: a child process on a free loopback port,
+ * a private temporary directory with its request log, the control
+ * endpoint for faults and new mail.
+ */
+#ifndef PT_PWSIM_H
+#define PT_PWSIM_H
+
+struct pwsim {
+	int pid;
+	int port;
+	char url[64];     /* "http://127.0.0.1:PORT" */
+	char dir[256];    /* temporary directory (removed by pwsim_stop) */
+	char record[300]; /* the stand-in's request log (JSON lines) */
+};
+
+/*
+ * Start the stand-in on DATADIR (NULL: tests/data/pw).  Returns 0, or 77
+ * when python3 or the stand-in cannot be found (skip), or -1.
+ */
+int pwsim_start(struct pwsim *s, const char *datadir);
+void pwsim_stop(struct pwsim *s);
+/* POST json to /__control__; 0 on a 200 answer. */
+int pwsim_control(struct pwsim *s, const char *json);
+/* Import a mail file (path relative to tests/data/ or absolute). */
+int pwsim_import(struct pwsim *s, const char *eml_path);
+/* The request log as one string (free it); "" when empty. */
+char *pwsim_log(struct pwsim *s);
+/* Number of logged requests whose "METHOD path" contains needle. */
+int pwsim_count(struct pwsim *s, const char *method, const char *needle);
+/* tests/data directory (from PT_SOURCE_DIR or this file's path). */
+const char *pwsim_data_dir(void);
+
+#endif
