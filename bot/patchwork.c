@@ -1,0 +1,1154 @@
+/*
+ * patchwork.c - the Patchwork REST client (see patchwork.h).  It owns the
+ * mapping from Patchwork's answers to clear errors (403 "Invalid token."
+ * versus a user who maintains nothing, 400 field errors, 404 with the
+ * URL), the Link-header walk that every list goes through (only to the
+ * same server, so the token never leaves it), the event position in the
+ * state database (tables pw_positions and pw_events_seen), and the check
+ * dedupe rule that reads the server's checks before every post.
+ */
+#include "patchwork.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const pw_versions[] = { "1.3", "1.2", "1.1" };
+
+struct pw {
+	char *base;     /* "https://host[:port][/prefix]" without final / */
+	char *origin;   /* "https://host[:port]" */
+	char *project;
+	char *version;
+	char *api_root; /* base + "/api/" + version + "/" */
+	size_t description_max;
+	unsigned per_page;
+	int max_attempts;
+	int has_token;
+	struct http_client *http;
+};
+
+/* ---- small helpers ------------------------------------------------- */
+
+static const char *str_or(const json_t *o, const char *key, const char *def)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : def;
+}
+
+static int64_t int_of(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (json_is_object(v))
+		v = json_object_get(v, "id");
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+static int url_encode(struct buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	int rc = 0;
+
+	for (; *s && !rc; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (isalnum(ch) || strchr("-._~", ch))
+			rc = buf_addch(b, ch);
+		else
+			rc = buf_addf(b, "%%%c%c", hex[ch >> 4], hex[ch & 15]);
+	}
+	return rc;
+}
+
+static char *dupstr(const char *s)
+{
+	return s ? pt_strdup(s) : NULL;
+}
+
+/* ---- construction -------------------------------------------------- */
+
+int pw_new(struct pw **out, const struct pw_opts *o)
+{
+	struct buf auth = BUF_INIT;
+	struct pw *pw;
+	const char *host;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	if (!o->url || (strncmp(o->url, "http://", 7) &&
+			strncmp(o->url, "https://", 8)))
+		return pt_error_set(PT_EINVAL,
+				    "patchwork url '%s' is not an http(s) URL",
+				    o->url ? o->url : "");
+	pw = pt_calloc(1, sizeof(*pw));
+	if (!pw)
+		return PT_ENOMEM;
+	len = strlen(o->url);
+	while (len > 8 && o->url[len - 1] == '/')
+		len--;
+	pw->base = pt_strndup(o->url, len);
+	pw->project = pt_strdup(o->project ? o->project : "");
+	if (!pw->base || !pw->project) {
+		rc = PT_ENOMEM;
+		goto fail;
+	}
+	host = strstr(pw->base, "://") + 3;
+	pw->origin = pt_strndup(pw->base,
+				(size_t)(host - pw->base) + strcspn(host, "/"));
+	if (!pw->origin) {
+		rc = PT_ENOMEM;
+		goto fail;
+	}
+	pw->description_max = o->description_max ? o->description_max
+						 : PW_DEFAULT_DESCRIPTION_MAX;
+	pw->per_page = o->per_page ? o->per_page : 100;
+	if (pw->per_page > 250)
+		pw->per_page = 250;
+	pw->max_attempts = o->http.max_attempts > 0 ? o->http.max_attempts : 5;
+	rc = http_client_new(&pw->http, &o->http);
+	if (rc)
+		goto fail;
+	if (o->token && *o->token) {
+		pw->has_token = 1;
+		rc = buf_addf(&auth, "Token %s", o->token);
+		if (!rc)
+			rc = http_client_set_auth(pw->http, auth.ptr);
+		if (auth.cap)
+			memset(auth.ptr, 0, auth.cap);
+		buf_free(&auth);
+		if (rc)
+			goto fail;
+	}
+	if (o->api_version) {
+		pw->version = pt_strdup(o->api_version);
+		if (!pw->version || buf_addf(&auth, "%s/api/%s/", pw->base,
+					     pw->version)) {
+			rc = PT_ENOMEM;
+			goto fail;
+		}
+		pw->api_root = buf_detach(&auth, NULL);
+	}
+	*out = pw;
+	return 0;
+fail:
+	pw_free(pw);
+	return rc;
+}
+
+void pw_free(struct pw *pw)
+{
+	if (!pw)
+		return;
+	http_client_free(pw->http);
+	free(pw->base);
+	free(pw->origin);
+	free(pw->project);
+	free(pw->version);
+	free(pw->api_root);
+	free(pw);
+}
+
+struct http_client *pw_http(struct pw *pw)
+{
+	return pw->http;
+}
+
+/* ---- answers to errors --------------------------------------------- */
+
+/* "field: msg; field: msg" from a 400 body, or the raw body. */
+static void field_errors(struct buf *b, const json_t *j, const char *raw)
+{
+	const char *key;
+	json_t *v, *m;
+	size_t i;
+
+	if (!json_is_object(j)) {
+		buf_add(b, raw, strnlen(raw, 200));
+		return;
+	}
+	json_object_foreach((json_t *)j, key, v) {
+		if (b->len)
+			buf_addstr(b, "; ");
+		if (json_is_string(v)) {
+			buf_addf(b, "%s: %s", key, json_string_value(v));
+			continue;
+		}
+		buf_addf(b, "%s:", key);
+		json_array_foreach(v, i, m)
+			if (json_is_string(m))
+				buf_addf(b, " %s", json_string_value(m));
+	}
+}
+
+/* Turn a non-2xx answer into an error; 0 for 2xx/3xx. */
+static int answer_error(struct pw *pw, const char *url,
+			const struct http_response *r)
+{
+	struct buf b = BUF_INIT;
+	json_t *j;
+	const char *detail;
+	char *u;
+	int rc;
+
+	if (r->status >= 200 && r->status < 400)
+		return 0;
+	u = http_url_for_message(url);
+	if (!u)
+		return PT_ENOMEM;
+	j = json_loadb(r->body.ptr, r->body.len, 0, NULL);
+	detail = str_or(j, "detail", NULL);
+	if (r->status == 403 && detail && !strcmp(detail, "Invalid token."))
+		rc = pt_error_set(PT_EAUTH,
+				  "patchwork '%s' refused the token for "
+				  "project '%s': check patchwork.token-file",
+				  pw->base, pw->project);
+	else if (r->status == 403 && !pw->has_token)
+		rc = pt_error_set(PT_EAUTH,
+				  "patchwork '%s' needs a token for '%s': set "
+				  "patchwork.token-file (Patchwork: %s)",
+				  pw->base, u, detail ? detail : "forbidden");
+	else if (r->status == 403)
+		rc = pt_error_set(PT_EAUTH,
+				  "patchwork '%s' refused '%s': the token's "
+				  "user is not a maintainer of project '%s' "
+				  "(Patchwork: %s)",
+				  pw->base, u, pw->project,
+				  detail ? detail : "forbidden");
+	else if (r->status == 400) {
+		field_errors(&b, j, r->body.ptr);
+		rc = pt_error_set(PT_EINVAL, "patchwork rejected '%s': %s", u,
+				  b.ptr);
+	} else if (r->status == 404)
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "patchwork has no '%s' (404%s%s)", u,
+				  detail ? ": " : "", detail ? detail : "");
+	else if (r->status == 401)
+		rc = pt_error_set(PT_EAUTH,
+				  "patchwork '%s' asks for authentication on "
+				  "'%s': check patchwork.token-file",
+				  pw->base, u);
+	else
+		rc = pt_error_set(PT_ENET, "patchwork '%s' answered HTTP %ld%s%s",
+				  u, r->status, detail ? ": " : "",
+				  detail ? detail : "");
+	json_decref(j);
+	buf_free(&b);
+	free(u);
+	return rc;
+}
+
+/* The absolute URL of path, which must be on this server. */
+static int resolve(struct pw *pw, const char *path, char **out)
+{
+	size_t olen = strlen(pw->origin);
+	struct buf b = BUF_INIT;
+
+	*out = NULL;
+	if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) {
+		if (strncmp(path, pw->origin, olen) ||
+		    (path[olen] && path[olen] != '/'))
+			return pt_error_set(PT_EINVAL,
+					    "patchwork '%s' pointed to another "
+					    "server: '%s'",
+					    pw->base, path);
+		*out = pt_strdup(path);
+		return *out ? 0 : PT_ENOMEM;
+	}
+	if (!pw->api_root) {
+		const char *v;
+		int rc = pw_api_version(pw, &v);
+
+		if (rc)
+			return rc;
+	}
+	if (buf_addstr(&b, pw->api_root) || buf_addstr(&b, path))
+		return PT_ENOMEM;
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+static int request(struct pw *pw, const char *method, const char *url,
+		   const char *body, int once, struct http_response *r)
+{
+	struct http_request req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.url = url;
+	req.accept = "application/json";
+	if (body) {
+		req.content_type = "application/json";
+		req.body = body;
+		req.body_len = strlen(body);
+	}
+	req.once = once ? 1 : 0;
+	rc = http_do(pw->http, &req, r);
+	if (rc)
+		return pt_error_wrap(rc, "patchwork");
+	return answer_error(pw, url, r);
+}
+
+static int parse_json(const char *url, const struct http_response *r,
+		      json_t **out)
+{
+	json_error_t err;
+	char *u;
+	int rc;
+
+	*out = json_loadb(r->body.ptr, r->body.len, 0, &err);
+	if (*out)
+		return 0;
+	u = http_url_for_message(url);
+	rc = pt_error_set(PT_EINVAL,
+			  "patchwork sent invalid JSON for '%s' (HTTP %ld, "
+			  "%s, %zu bytes): %s at byte %d",
+			  u ? u : url, r->status,
+			  r->content_type ? r->content_type : "no type",
+			  r->body.len, err.text, err.position);
+	free(u);
+	return rc;
+}
+
+static int get_json_url(struct pw *pw, const char *url, json_t **out,
+			struct http_response *r)
+{
+	int rc;
+
+	rc = request(pw, "GET", url, NULL, 0, r);
+	if (!rc)
+		rc = parse_json(url, r, out);
+	return rc;
+}
+
+/* ---- API version --------------------------------------------------- */
+
+int pw_api_version(struct pw *pw, const char **out)
+{
+	struct http_response r;
+	struct buf url = BUF_INIT;
+	json_t *j = NULL;
+	size_t i;
+	int rc;
+
+	if (pw->version) {
+		*out = pw->version;
+		return 0;
+	}
+	http_response_init(&r);
+	rc = buf_addf(&url, "%s/api/", pw->base);
+	if (!rc)
+		rc = get_json_url(pw, url.ptr, &j, &r);
+	if (!rc && !json_object_get(j, "patches"))
+		rc = pt_error_set(PT_EINVAL,
+				  "'%s' does not look like Patchwork: no "
+				  "'patches' in its API root",
+				  url.ptr);
+	json_decref(j);
+	for (i = 0; !rc && i < sizeof(pw_versions) / sizeof(*pw_versions);
+	     i++) {
+		buf_reset(&url);
+		http_response_clear(&r);
+		rc = buf_addf(&url, "%s/api/%s/", pw->base, pw_versions[i]);
+		if (!rc)
+			rc = request(pw, "GET", url.ptr, NULL, 0, &r);
+		if (rc == PT_ENOTFOUND) {
+			rc = 0;
+			continue;
+		}
+		if (rc)
+			break;
+		pw->version = pt_strdup(pw_versions[i]);
+		pw->api_root = buf_detach(&url, NULL);
+		if (!pw->version || !pw->api_root)
+			rc = PT_ENOMEM;
+		break;
+	}
+	if (!rc && !pw->version)
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "patchwork '%s' offers no API version 1.1 "
+				  "or newer (events need 1.1)",
+				  pw->base);
+	http_response_clear(&r);
+	buf_free(&url);
+	if (!rc)
+		*out = pw->version;
+	return rc;
+}
+
+/* ---- documents and lists ------------------------------------------- */
+
+int pw_get_json(struct pw *pw, const char *path, json_t **out)
+{
+	struct http_response r;
+	char *url = NULL;
+	int rc;
+
+	*out = NULL;
+	http_response_init(&r);
+	rc = resolve(pw, path, &url);
+	if (!rc)
+		rc = get_json_url(pw, url, out, &r);
+	http_response_clear(&r);
+	free(url);
+	return rc;
+}
+
+int pw_get_text(struct pw *pw, const char *url, struct buf *out)
+{
+	struct http_request req;
+	struct http_response r;
+	char *abs = NULL;
+	int rc;
+
+	http_response_init(&r);
+	rc = resolve(pw, url, &abs);
+	if (rc)
+		goto out;
+	memset(&req, 0, sizeof(req));
+	req.url = abs;
+	req.follow = 1;
+	rc = http_do(pw->http, &req, &r);
+	if (rc)
+		rc = pt_error_wrap(rc, "patchwork");
+	else
+		rc = answer_error(pw, abs, &r);
+	if (!rc)
+		rc = buf_add(out, r.body.ptr, r.body.len);
+out:
+	http_response_clear(&r);
+	free(abs);
+	return rc;
+}
+
+/* The URL of rel="next" in a Link header, or NULL. */
+static char *link_next(const char *link)
+{
+	const char *p = link, *lt, *gt, *end;
+
+	while (p && (lt = strchr(p, '<'))) {
+		gt = strchr(lt, '>');
+		if (!gt)
+			return NULL;
+		end = strchr(gt, '<');
+		if (!end)
+			end = gt + strlen(gt);
+		/* the parameters between '>' and the next '<' */
+		{
+			char *params = pt_strndup(gt + 1, (size_t)(end - gt - 1));
+			int hit;
+
+			if (!params)
+				return NULL;
+			hit = strstr(params, "rel=\"next\"") ||
+			      strstr(params, "rel=next");
+			free(params);
+			if (hit)
+				return pt_strndup(lt + 1,
+						  (size_t)(gt - lt - 1));
+		}
+		p = end;
+	}
+	return NULL;
+}
+
+typedef int (*page_cb)(json_t *items, void *ctx);
+
+/* Add per_page to a URL that has none. */
+static int with_per_page(struct pw *pw, const char *url, char **out)
+{
+	struct buf b = BUF_INIT;
+
+	if (buf_addstr(&b, url))
+		return PT_ENOMEM;
+	if (!strstr(url, "per_page=") &&
+	    buf_addf(&b, "%cper_page=%u", strchr(url, '?') ? '&' : '?',
+		     pw->per_page))
+		return PT_ENOMEM;
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+static int walk_list(struct pw *pw, const char *path, page_cb cb, void *ctx)
+{
+	struct http_response r;
+	char *url = NULL, *abs = NULL, *next;
+	json_t *page = NULL;
+	size_t items = 0;
+	int rc;
+
+	http_response_init(&r);
+	rc = resolve(pw, path, &abs);
+	if (!rc)
+		rc = with_per_page(pw, abs, &url);
+	while (!rc && url) {
+		http_response_clear(&r);
+		rc = get_json_url(pw, url, &page, &r);
+		if (rc)
+			break;
+		if (!json_is_array(page)) {
+			rc = pt_error_set(PT_EINVAL,
+					  "patchwork sent no list for '%s'",
+					  url);
+			break;
+		}
+		items += json_array_size(page);
+		if (items > PW_MAX_LIST_ITEMS) {
+			rc = pt_error_set(PT_ETOOBIG,
+					  "patchwork list '%s' has more than "
+					  "%u items",
+					  abs, PW_MAX_LIST_ITEMS);
+			break;
+		}
+		rc = cb(page, ctx);
+		json_decref(page);
+		page = NULL;
+		if (rc)
+			break;
+		next = r.link ? link_next(r.link) : NULL;
+		free(url);
+		url = NULL;
+		if (next) {
+			rc = resolve(pw, next, &url);
+			free(next);
+		}
+	}
+	json_decref(page);
+	http_response_clear(&r);
+	free(url);
+	free(abs);
+	return rc;
+}
+
+static int collect(json_t *items, void *ctx)
+{
+	return json_array_extend(ctx, items) ? PT_ENOMEM : 0;
+}
+
+int pw_get_list(struct pw *pw, const char *path, json_t **out)
+{
+	json_t *all = json_array();
+	int rc;
+
+	*out = NULL;
+	if (!all)
+		return PT_ENOMEM;
+	rc = walk_list(pw, path, collect, all);
+	if (rc) {
+		json_decref(all);
+		return rc;
+	}
+	*out = all;
+	return 0;
+}
+
+/* ---- dates --------------------------------------------------------- */
+
+int pw_parse_date(const char *s, int64_t *secs, long *usec)
+{
+	struct tm tm;
+	const char *p;
+	long us = 0;
+	int n = 0, digits = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year,
+			 &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+			 &tm.tm_sec, &n) != 6 || n != 19)
+		return pt_error_set(PT_EINVAL, "bad patchwork date '%s'",
+				    s ? s : "");
+	p = s + n;
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++, digits++)
+			if (digits < 6)
+				us = us * 10 + (*p - '0');
+		if (!digits)
+			return pt_error_set(PT_EINVAL,
+					    "bad patchwork date '%s'", s);
+		for (; digits < 6; digits++)
+			us *= 10;
+	}
+	if (*p == 'Z')
+		p++;
+	else if (!strcmp(p, "+00:00"))
+		p += 6;
+	if (*p || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+	    tm.tm_sec > 60)
+		return pt_error_set(PT_EINVAL, "bad patchwork date '%s'", s);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*secs = (int64_t)timegm(&tm);
+	if (usec)
+		*usec = us;
+	return 0;
+}
+
+/* A date as a sortable string: "YYYY-MM-DDTHH:MM:SS.ffffff". */
+static int date_key(const char *s, char out[96])
+{
+	int64_t secs;
+	long us;
+	struct tm tm;
+	time_t t;
+	int rc;
+
+	rc = pw_parse_date(s, &secs, &us);
+	if (rc)
+		return rc;
+	t = (time_t)secs;
+	gmtime_r(&t, &tm);
+	snprintf(out, 96, "%04d-%02d-%02dT%02d:%02d:%02d.%06ld",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, us);
+	return 0;
+}
+
+/* ---- events -------------------------------------------------------- */
+
+int pw_events_position(struct pw *pw, struct db *db, const char *project,
+		       int64_t *last_id, char **last_date)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*last_date = NULL;
+	rc = db_prepare(&st, db,
+			"SELECT last_id, last_date FROM pw_positions "
+			"WHERE url = ? AND project = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, pw->base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, project, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*last_id = sqlite3_column_int64(st, 0);
+		*last_date = pt_strdup(
+			(const char *)sqlite3_column_text(st, 1));
+		rc = *last_date ? 0 : PT_ENOMEM;
+	} else if (rc == SQLITE_DONE) {
+		rc = PT_ENOTFOUND;
+	} else {
+		rc = db_error(db, "reading the patchwork position");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+struct poll {
+	struct pw *pw;
+	struct db *db;
+	const char *project;
+	pw_event_cb cb;
+	void *ctx;
+	size_t handled;
+	char boundary[96];  /* date_key of the stored position */
+};
+
+static int seen(struct poll *p, int64_t id, int *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, p->db,
+			"SELECT 1 FROM pw_events_seen WHERE url = ? AND "
+			"project = ? AND event_id = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, p->pw->base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, p->project, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, id);
+	rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW;
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
+		     ? 0 : db_error(p->db, "reading seen events");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int exec_bound(struct poll *p, const char *sql, int64_t id,
+		      const char *a, const char *b)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, p->db, sql);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, p->pw->base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, p->project, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, id);
+	if (a)
+		sqlite3_bind_text(st, 4, a, -1, SQLITE_STATIC);
+	if (b)
+		sqlite3_bind_text(st, 5, b, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st) == SQLITE_DONE
+		     ? 0 : db_error(p->db, "saving the patchwork position");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Record ev as seen and move the position, inside the open transaction. */
+static int mark(struct poll *p, int64_t id, const char *date,
+		const char *key)
+{
+	int rc;
+
+	rc = exec_bound(p,
+			"INSERT OR IGNORE INTO pw_events_seen (url, project, "
+			"event_id, date) VALUES (?, ?, ?, ?)",
+			id, key, NULL);
+	if (rc || strcmp(key, p->boundary) < 0)
+		return rc;
+	rc = exec_bound(p,
+			"INSERT INTO pw_positions (url, project, last_id, "
+			"last_date, updated) VALUES (?, ?, ?, ?, "
+			"strftime('%s','now')) ON CONFLICT(url, project) DO "
+			"UPDATE SET last_id = excluded.last_id, last_date = "
+			"excluded.last_date, updated = excluded.updated",
+			id, date, NULL);
+	if (rc)
+		return rc;
+	if (strcmp(key, p->boundary) > 0) {
+		snprintf(p->boundary, sizeof(p->boundary), "%s", key);
+		/* ids below the new boundary can never come back */
+		rc = exec_bound(p,
+				"DELETE FROM pw_events_seen WHERE url = ? AND "
+				"project = ? AND ? >= 0 AND date < ?",
+				0, key, NULL);
+	}
+	return rc;
+}
+
+static void event_fill(struct pw_event *ev, const json_t *e)
+{
+	const json_t *pl = json_object_get(e, "payload");
+
+	memset(ev, 0, sizeof(*ev));
+	ev->json = e;
+	ev->id = int_of(e, "id");
+	ev->category = str_or(e, "category", "");
+	ev->date = str_or(e, "date", "");
+	pw_parse_date(ev->date, &ev->time, NULL);
+	ev->patch_id = int_of(pl, "patch");
+	ev->series_id = int_of(pl, "series");
+	ev->cover_id = int_of(pl, "cover");
+	ev->comment_id = int_of(pl, "comment");
+	ev->check_id = int_of(pl, "check");
+	ev->previous_state = str_or(pl, "previous_state", NULL);
+	ev->current_state = str_or(pl, "current_state", NULL);
+}
+
+static int poll_page(json_t *items, void *ctx)
+{
+	struct poll *p = ctx;
+	struct pw_event ev;
+	char key[96];
+	json_t *e;
+	size_t i;
+	int rc = 0, dup;
+
+	json_array_foreach(items, i, e) {
+		event_fill(&ev, e);
+		if (ev.id <= 0 || date_key(ev.date, key))
+			return pt_error_set(PT_EINVAL,
+					    "patchwork '%s' sent an event "
+					    "without id or date",
+					    p->pw->base);
+		rc = seen(p, ev.id, &dup);
+		if (rc)
+			return rc;
+		if (dup)
+			continue;
+		rc = db_begin(p->db);
+		if (rc)
+			return rc;
+		rc = p->cb ? p->cb(&ev, p->ctx) : 0;
+		if (!rc)
+			rc = mark(p, ev.id, ev.date, key);
+		if (!rc)
+			rc = db_commit(p->db);
+		if (rc) {
+			db_rollback(p->db);
+			return rc;
+		}
+		p->handled++;
+	}
+	return 0;
+}
+
+int pw_events_poll(struct pw *pw, struct db *db, const char *project,
+		   const char *initial_since, pw_event_cb cb, void *ctx,
+		   size_t *handled)
+{
+	struct poll p;
+	struct buf path = BUF_INIT;
+	char *last = NULL;
+	const char *since;
+	int64_t last_id = 0;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.pw = pw;
+	p.db = db;
+	p.project = project;
+	p.cb = cb;
+	p.ctx = ctx;
+	if (handled)
+		*handled = 0;
+	rc = pw_events_position(pw, db, project, &last_id, &last);
+	if (rc == PT_ENOTFOUND)
+		rc = 0;
+	if (rc)
+		return rc;
+	since = last ? last : initial_since;
+	if (since && date_key(since, p.boundary)) {
+		rc = pt_error_wrap(PT_EINVAL, "events of '%s'", project);
+		goto out;
+	}
+	rc = buf_addstr(&path, "events/?project=");
+	if (!rc)
+		rc = url_encode(&path, project);
+	if (!rc)
+		rc = buf_addstr(&path, "&order=date");
+	if (!rc && since) {
+		rc = buf_addstr(&path, "&since=");
+		if (!rc)
+			rc = url_encode(&path, since);
+	}
+	if (!rc)
+		rc = walk_list(pw, path.ptr, poll_page, &p);
+	if (handled)
+		*handled = p.handled;
+out:
+	free(last);
+	buf_free(&path);
+	return rc;
+}
+
+/* ---- series and patches -------------------------------------------- */
+
+void pw_patch_clear(struct pw_patch *p)
+{
+	if (!p)
+		return;
+	json_decref(p->json);
+	json_decref(p->comments);
+	free(p->mbox);
+	memset(p, 0, sizeof(*p));
+}
+
+int pw_patch_fetch(struct pw *pw, int64_t id, struct pw_patch *out)
+{
+	struct buf b = BUF_INIT;
+	const char *curl;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->id = id;
+	rc = buf_addf(&b, "patches/%lld/", (long long)id);
+	if (!rc)
+		rc = pw_get_json(pw, b.ptr, &out->json);
+	if (rc)
+		goto out;
+	curl = str_or(out->json, "comments", NULL);
+	buf_reset(&b);
+	if (!curl)
+		rc = buf_addf(&b, "patches/%lld/comments/", (long long)id);
+	if (!rc)
+		rc = pw_get_list(pw, curl ? curl : b.ptr, &out->comments);
+	if (rc)
+		goto out;
+	/* /patch/ID/mbox/ redirects to the project's msgid URL */
+	buf_reset(&b);
+	rc = buf_addf(&b, "%s/patch/%lld/mbox/", pw->base, (long long)id);
+	if (!rc) {
+		struct buf m = BUF_INIT;
+
+		buf_init(&m, PT_MAX_MAIL_SIZE);
+		rc = pw_get_text(pw, b.ptr, &m);
+		if (!rc)
+			out->mbox = buf_detach(&m, &out->mbox_len);
+		buf_free(&m);
+	}
+out:
+	buf_free(&b);
+	if (rc)
+		pw_patch_clear(out);
+	return rc;
+}
+
+void pw_series_free(struct pw_series *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->npatches; i++)
+		pw_patch_clear(&s->patches[i]);
+	free(s->patches);
+	json_decref(s->json);
+	json_decref(s->cover);
+	json_decref(s->cover_comments);
+	free(s);
+}
+
+int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out)
+{
+	struct pw_series *s;
+	struct buf b = BUF_INIT;
+	json_t *list, *cl, *mini;
+	size_t i, n;
+	int rc;
+
+	*out = NULL;
+	s = pt_calloc(1, sizeof(*s));
+	if (!s)
+		return PT_ENOMEM;
+	s->id = id;
+	rc = buf_addf(&b, "series/%lld/", (long long)id);
+	if (!rc)
+		rc = pw_get_json(pw, b.ptr, &s->json);
+	if (rc)
+		goto out;
+	cl = json_object_get(s->json, "cover_letter");
+	if (json_is_object(cl)) {
+		buf_reset(&b);
+		rc = buf_addf(&b, "covers/%lld/", (long long)int_of(cl, "id"));
+		if (!rc)
+			rc = pw_get_json(pw, b.ptr, &s->cover);
+		if (!rc)
+			rc = pw_get_list(pw,
+					 str_or(s->cover, "comments", ""),
+					 &s->cover_comments);
+		if (rc)
+			goto out;
+	}
+	list = json_object_get(s->json, "patches");
+	n = json_array_size(list);
+	if (n) {
+		s->patches = pt_calloc(n, sizeof(*s->patches));
+		if (!s->patches) {
+			rc = PT_ENOMEM;
+			goto out;
+		}
+	}
+	json_array_foreach(list, i, mini) {
+		rc = pw_patch_fetch(pw, int_of(mini, "id"), &s->patches[i]);
+		if (rc)
+			goto out;
+		s->npatches++;
+	}
+out:
+	buf_free(&b);
+	if (rc) {
+		pw_series_free(s);
+		return pt_error_wrap(rc, "series %lld", (long long)id);
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- checks -------------------------------------------------------- */
+
+void pw_checks_free(struct pw_check *c, size_t n)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < n; i++) {
+		free(c[i].state);
+		free(c[i].context);
+		free(c[i].description);
+		free(c[i].target_url);
+		free(c[i].date);
+		free(c[i].user);
+	}
+	free(c);
+}
+
+static int check_from_json(struct pw_check *c, const json_t *j)
+{
+	c->id = int_of(j, "id");
+	c->state = dupstr(str_or(j, "state", ""));
+	c->context = dupstr(str_or(j, "context", ""));
+	c->description = dupstr(str_or(j, "description", NULL));
+	c->target_url = dupstr(str_or(j, "target_url", NULL));
+	c->date = dupstr(str_or(j, "date", ""));
+	c->user = dupstr(str_or(json_object_get(j, "user"), "username", ""));
+	return c->state && c->context && c->date && c->user ? 0 : PT_ENOMEM;
+}
+
+int pw_checks_list(struct pw *pw, int64_t patch_id, struct pw_check **out,
+		   size_t *n)
+{
+	struct buf b = BUF_INIT;
+	struct pw_check *c = NULL;
+	json_t *list = NULL, *j;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = buf_addf(&b, "patches/%lld/checks/", (long long)patch_id);
+	if (!rc)
+		rc = pw_get_list(pw, b.ptr, &list);
+	if (!rc && json_array_size(list)) {
+		c = pt_calloc(json_array_size(list), sizeof(*c));
+		if (!c)
+			rc = PT_ENOMEM;
+	}
+	json_array_foreach(list, i, j) {
+		if (rc)
+			break;
+		rc = check_from_json(&c[i], j);
+	}
+	if (rc) {
+		pw_checks_free(c, list ? json_array_size(list) : 0);
+	} else {
+		*out = c;
+		*n = json_array_size(list);
+	}
+	json_decref(list);
+	buf_free(&b);
+	return rc;
+}
+
+char *pw_description_cap(const char *d, size_t max)
+{
+	size_t len;
+
+	if (!d)
+		return NULL;
+	len = strlen(d);
+	if (len <= max)
+		return pt_strdup(d);
+	len = max;
+	/* do not cut a UTF-8 sequence: back up over continuation bytes */
+	while (len > 0 && ((unsigned char)d[len] & 0xc0) == 0x80)
+		len--;
+	return pt_strndup(d, len);
+}
+
+static int same_text(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* An existing check with the same (context, state, description). */
+static int find_same(struct pw *pw, int64_t patch_id, const char *state,
+		     const char *context, const char *desc, int64_t *id,
+		     int *found)
+{
+	struct pw_check *c;
+	size_t n, i;
+	int rc;
+
+	*found = 0;
+	rc = pw_checks_list(pw, patch_id, &c, &n);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (strcmp(c[i].context, context) ||
+		    strcmp(c[i].state, state) ||
+		    !same_text(c[i].description, desc))
+			continue;
+		*found = 1;
+		*id = c[i].id;
+	}
+	pw_checks_free(c, n);
+	return 0;
+}
+
+static int check_body(struct buf *b, const char *state, const char *context,
+		      const char *desc, const char *target_url)
+{
+	json_t *o = json_object();
+	char *s;
+	int rc = 0;
+
+	if (!o)
+		return PT_ENOMEM;
+	if (json_object_set_new(o, "state", json_string(state)) ||
+	    json_object_set_new(o, "context", json_string(context)) ||
+	    (desc && json_object_set_new(o, "description",
+					 json_string(desc))) ||
+	    (target_url && json_object_set_new(o, "target_url",
+					       json_string(target_url))))
+		rc = pt_error_set(PT_EINVAL,
+				  "check text is not valid UTF-8");
+	s = rc ? NULL : json_dumps(o, JSON_COMPACT);
+	if (!rc && !s)
+		rc = PT_ENOMEM;
+	if (!rc)
+		rc = buf_addstr(b, s);
+	free(s);
+	json_decref(o);
+	return rc;
+}
+
+int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
+		  const char *context, const char *description,
+		  const char *target_url, int *posted, int64_t *check_id)
+{
+	struct http_response r;
+	struct buf body = BUF_INIT, path = BUF_INIT;
+	char *desc = NULL, *url = NULL;
+	json_t *j = NULL;
+	int64_t id = 0;
+	int rc, attempt, found;
+	long wait;
+
+	*posted = 0;
+	http_response_init(&r);
+	desc = pw_description_cap(description, pw->description_max);
+	if (description && !desc)
+		return PT_ENOMEM;
+	rc = check_body(&body, state, context, desc, target_url);
+	if (!rc)
+		rc = buf_addf(&path, "patches/%lld/checks/",
+			      (long long)patch_id);
+	if (!rc)
+		rc = resolve(pw, path.ptr, &url);
+	for (attempt = 1; !rc; attempt++) {
+		rc = find_same(pw, patch_id, state, context, desc, &id,
+			       &found);
+		if (rc || found)
+			break;
+		http_response_clear(&r);
+		rc = request(pw, "POST", url, body.ptr, 1, &r);
+		if (!rc) {
+			rc = parse_json(url, &r, &j);
+			if (!rc) {
+				id = int_of(j, "id");
+				*posted = 1;
+			}
+			break;
+		}
+		if ((rc != PT_EAGAIN && rc != PT_ENET) ||
+		    attempt >= pw->max_attempts)
+			break;
+		wait = http_retry_after_ms(r.retry_after, (long)time(NULL));
+		if (wait < 0)
+			wait = http_backoff_ms(pw->http, attempt + 1);
+		rc = http_sleep_ms(wait);
+	}
+	if (rc)
+		rc = pt_error_wrap(rc, "posting check '%s' on patch %lld",
+				   context, (long long)patch_id);
+	else if (check_id)
+		*check_id = id;
+	json_decref(j);
+	http_response_clear(&r);
+	buf_free(&body);
+	buf_free(&path);
+	free(desc);
+	free(url);
+	return rc;
+}

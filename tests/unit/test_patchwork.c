@@ -1,0 +1,441 @@
+/*
+ * test_patchwork.c - the Patchwork client against the stand-in loaded
+ * with tests/data/pw: version negotiation, paging over more than three
+ * pages, events resumed after a restart without reprocessing (equal
+ * timestamps and a failing handler included), series retrieval with the
+ * mbox through its redirect, checks deduplicated against the server
+ * (also after a post whose answer was lost), every fault switch, and
+ * the error messages (token refused, not a maintainer, 400, 404) with
+ * the token never in them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "patchwork.h"
+#include "pwsim.h"
+
+#define TOKEN "tok-bot-5f0e9c1d2a7b"
+#define TOKEN_NOBODY "tok-nobody-77aa01"
+
+static struct pwsim sim;
+
+static struct pw *client(const char *token, unsigned per_page)
+{
+	struct pw_opts o;
+	struct pw *pw = NULL;
+
+	memset(&o, 0, sizeof(o));
+	o.url = sim.url;
+	o.token = token;
+	o.project = "test";
+	o.per_page = per_page;
+	o.description_max = 40;
+	o.http.backoff_ms = 20;
+	o.http.max_backoff_ms = 100;
+	o.http.max_attempts = 4;
+	o.http.timeout_ms = 3000;
+	assert_int_equal(pw_new(&pw, &o), 0);
+	return pw;
+}
+
+static void no_token(void)
+{
+	assert_null(strstr(pt_error_last(), "5f0e9c1d2a7b"));
+	assert_null(strstr(pt_error_last(), "77aa01"));
+}
+
+static void test_version_and_paging(void **state)
+{
+	struct pw *pw = client(TOKEN, 3);
+	const char *v;
+	json_t *list = NULL;
+	int before;
+
+	(void)state;
+	assert_int_equal(pw_api_version(pw, &v), 0);
+	assert_string_equal(v, "1.3");
+	before = pwsim_count(&sim, "GET", "/api/1.3/events/");
+	assert_int_equal(pw_get_list(pw, "events/?project=test&order=date",
+				     &list), 0);
+	/* 14 events in pages of 3: five pages, all followed */
+	assert_int_equal(json_array_size(list), 14);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(list, 0), "id")), 1);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(list, 13), "id")), 14);
+	assert_int_equal(pwsim_count(&sim, "GET", "/api/1.3/events/") - before,
+			 5);
+	assert_int_equal(pwsim_count(&sim, "GET", "page=5"), 1);
+	json_decref(list);
+
+	/* a Link to another server is not followed with the token */
+	assert_int_equal(pw_get_json(pw, "http://203.0.113.9/api/", &list),
+			 PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "another server"));
+	pw_free(pw);
+	pw_free(NULL);
+}
+
+static void test_dates(void **state)
+{
+	int64_t s;
+	long us;
+
+	(void)state;
+	assert_int_equal(pw_parse_date("2026-11-01T11:00:00", &s, &us), 0);
+	assert_int_equal(s, 1793530800);
+	assert_int_equal(us, 0);
+	assert_int_equal(pw_parse_date("2026-12-03T06:57:26.580588", &s, &us),
+			 0);
+	assert_int_equal(us, 580588);
+	assert_int_equal(pw_parse_date("2026-12-03T06:57:26.5", &s, &us), 0);
+	assert_int_equal(us, 500000);
+	assert_int_equal(pw_parse_date("yesterday", &s, &us), PT_EINVAL);
+	assert_int_equal(pw_parse_date("2026-13-01T00:00:00", &s, &us),
+			 PT_EINVAL);
+	assert_int_equal(pw_parse_date("2026-11-01T11:00:00+02:00", &s, &us),
+			 PT_EINVAL);
+}
+
+struct seen {
+	int64_t ids[64];
+	int n;
+	int64_t fail_on;
+};
+
+static int on_event(const struct pw_event *ev, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (ev->id == s->fail_on)
+		return pt_error_set(PT_EIO, "handler refused event %lld",
+				    (long long)ev->id);
+	assert_true(s->n < 64);
+	s->ids[s->n++] = ev->id;
+	return 0;
+}
+
+static void test_events_resume(void **state)
+{
+	char dbpath[] = "/tmp/pt-pwtest-XXXXXX";
+	char file[64];
+	struct seen s;
+	struct db *db;
+	struct pw *pw;
+	size_t n;
+	int64_t last_id;
+	char *last_date;
+	int fd, i;
+
+	(void)state;
+	fd = mkstemp(dbpath);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(file, sizeof(file), "%s.db", dbpath);
+
+	/* first run: a handler failure on event 6 stops the poll there */
+	memset(&s, 0, sizeof(s));
+	s.fail_on = 6;
+	assert_int_equal(db_open(&db, file), 0);
+	pw = client(TOKEN, 4);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
+					&n),
+			 PT_EIO);
+	assert_int_equal(n, 5);
+	assert_int_equal(s.n, 5);
+	pw_free(pw);
+	db_close(db);
+
+	/* "restart": new client and database handle; 6..14 exactly once */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(db_open(&db, file), 0);
+	pw = client(TOKEN, 4);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
+					&n), 0);
+	assert_int_equal(n, 9);
+	for (i = 0; i < s.n; i++)
+		assert_int_equal(s.ids[i], 6 + i);
+	assert_int_equal(pw_events_position(pw, db, "test", &last_id,
+					    &last_date), 0);
+	assert_int_equal(last_id, 14);
+	free(last_date);
+	pw_free(pw);
+	db_close(db);
+
+	/* restart again: nothing new, nothing reprocessed */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(db_open(&db, file), 0);
+	pw = client(TOKEN, 4);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
+					&n), 0);
+	assert_int_equal(n, 0);
+
+	/*
+	 * Two events stamped with the same time, the second arriving after
+	 * the first was handled: since= is inclusive, so the first comes
+	 * back and must be skipped by id.
+	 */
+	assert_int_equal(pwsim_control(&sim, "{\"freeze_clock\": "
+					     "\"2030-01-01T00:00:00\"}"), 0);
+	assert_int_equal(pwsim_import(&sim, "pw/extra/07-ack.eml"), 0);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
+					&n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(s.ids[0], 15);
+	pw_free(pw);
+	db_close(db);
+	assert_int_equal(db_open(&db, file), 0);
+	pw = client(TOKEN, 4);
+	assert_int_equal(pwsim_import(&sim, "pw/extra/08-tested.eml"), 0);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
+					&n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.ids[1], 16);
+	assert_int_equal(pwsim_count(&sim, "GET",
+				     "since=2030-01-01T00%3A00%3A00"), 1);
+	assert_int_equal(pwsim_control(&sim, "{\"freeze_clock\": null}"), 0);
+	pw_free(pw);
+	db_close(db);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s.db-wal", dbpath);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s.db-shm", dbpath);
+	unlink(file);
+	unlink(dbpath);
+}
+
+static void test_series(void **state)
+{
+	struct pw *pw = client(NULL, 2);
+	struct pw_series *s;
+	struct pw_patch p;
+	int before;
+
+	(void)state;
+	before = pwsim_count(&sim, "GET", "/mbox/");
+	assert_int_equal(pw_series_fetch(pw, 1, &s), 0);
+	assert_int_equal(s->npatches, 3);
+	assert_non_null(s->cover);
+	assert_string_equal(json_string_value(json_object_get(s->json,
+							      "name")),
+			    "widget: add frobnication");
+	/* the Acked-by reply test_events_resume imported */
+	assert_int_equal(json_array_size(s->cover_comments), 1);
+	assert_int_equal(s->patches[0].id, 1);
+	assert_int_equal(s->patches[2].id, 3);
+	assert_string_equal(json_string_value(json_object_get(
+				    s->patches[1].json, "name")),
+			    "[2/3] widget: frobnicate on open");
+	assert_int_equal(strncmp(s->patches[0].mbox, "From patchwork ", 15),
+			 0);
+	assert_non_null(strstr(s->patches[2].mbox, "+int frob_3;"));
+	/* each mbox through /patch/ID/mbox/ and its redirect */
+	assert_int_equal(pwsim_count(&sim, "GET", "/mbox/") - before, 6);
+	assert_int_equal(pwsim_count(&sim, "GET", "/patch/2/mbox/"), 1);
+	pw_series_free(s);
+	pw_series_free(NULL);
+
+	/* the fix: its review reply is a comment and merged into the mbox */
+	assert_int_equal(pw_patch_fetch(pw, 4, &p), 0);
+	assert_int_equal(json_array_size(p.comments), 1);
+	assert_non_null(strstr(p.mbox, "Reviewed-by: Carol Reviewer"));
+	pw_patch_clear(&p);
+
+	assert_int_equal(pw_series_fetch(pw, 99, &s), PT_ENOTFOUND);
+	assert_null(s);
+	assert_non_null(strstr(pt_error_last(), "/api/1.3/series/99/"));
+	pw_free(pw);
+}
+
+static int count_checks(struct pw *pw, int64_t patch, const char *ctx)
+{
+	struct pw_check *c;
+	size_t n, i;
+	int k = 0;
+
+	assert_int_equal(pw_checks_list(pw, patch, &c, &n), 0);
+	for (i = 0; i < n; i++)
+		k += !strcmp(c[i].context, ctx);
+	pw_checks_free(c, n);
+	return k;
+}
+
+static void test_checks(void **state)
+{
+	struct pw *pw = client(TOKEN, 0);
+	int64_t id = 0, id2 = 0;
+	int posted;
+	char *d;
+
+	(void)state;
+	assert_int_equal(pw_check_post(pw, 4, "warning", "patchtriage-risk",
+				       "p(bug)=0.41: late in the cycle",
+				       "https://example.org/r/4", &posted, &id),
+			 0);
+	assert_int_equal(posted, 1);
+	assert_true(id > 0);
+	/* the same again: found on the server, not posted */
+	assert_int_equal(pw_check_post(pw, 4, "warning", "patchtriage-risk",
+				       "p(bug)=0.41: late in the cycle",
+				       "https://example.org/r/4", &posted, &id2),
+			 0);
+	assert_int_equal(posted, 0);
+	assert_int_equal(id2, id);
+	assert_int_equal(count_checks(pw, 4, "patchtriage-risk"), 1);
+	/* another state is a new check */
+	assert_int_equal(pw_check_post(pw, 4, "success", "patchtriage-risk",
+				       "p(bug)=0.05", NULL, &posted, NULL), 0);
+	assert_int_equal(posted, 1);
+	assert_int_equal(count_checks(pw, 4, "patchtriage-risk"), 2);
+
+	/*
+	 * Crash simulation: the server stores the check but the answer is
+	 * lost (connection reset after the work).  The retry re-reads the
+	 * checks and finds it: no duplicate.
+	 */
+	assert_int_equal(pwsim_control(&sim, "{\"drop_response_next\": 1, "
+					     "\"method\": \"POST\"}"), 0);
+	assert_int_equal(pw_check_post(pw, 4, "success", "patchtriage-stable",
+				       "stable candidate: p(fix)=0.93", NULL,
+				       &posted, &id), 0);
+	assert_int_equal(posted, 0);
+	assert_int_equal(count_checks(pw, 4, "patchtriage-stable"), 1);
+	assert_int_equal(pwsim_count(&sim, "POST", "/patches/4/checks/"), 3);
+
+	/* a 500 on the post: retried after re-reading, one check */
+	assert_int_equal(pwsim_control(&sim, "{\"fail_next\": 1, "
+					     "\"method\": \"POST\"}"), 0);
+	assert_int_equal(pw_check_post(pw, 4, "pending", "patchtriage-stable",
+				       "scoring", NULL, &posted, &id), 0);
+	assert_int_equal(posted, 1);
+	assert_int_equal(count_checks(pw, 4, "patchtriage-stable"), 2);
+	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
+
+	/* descriptions are capped (40 here) on a UTF-8 boundary */
+	assert_int_equal(pw_check_post(pw, 3, "warning", "patchtriage-risk",
+				       "0123456789012345678901234567890123"
+				       "45678\xc3\xa9tail",
+				       NULL, &posted, &id), 0);
+	{
+		struct pw_check *c;
+		size_t n;
+
+		assert_int_equal(pw_checks_list(pw, 3, &c, &n), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(strlen(c[0].description), 39);
+		pw_checks_free(c, n);
+	}
+	d = pw_description_cap("abc", 10);
+	assert_string_equal(d, "abc");
+	free(d);
+	assert_null(pw_description_cap(NULL, 10));
+	pw_free(pw);
+}
+
+static void test_errors(void **state)
+{
+	struct pw *pw;
+	int posted;
+	json_t *j = NULL;
+	char *log;
+
+	(void)state;
+	/* a token Patchwork does not know */
+	pw = client("tok-wrong-5f0e9c1d2a7b", 0);
+	assert_int_equal(pw_check_post(pw, 4, "success", "ctx", NULL, NULL,
+				       &posted, NULL), PT_EAUTH);
+	assert_non_null(strstr(pt_error_last(), "refused the token for "
+						 "project 'test': check "
+						 "patchwork.token-file"));
+	no_token();
+	pw_free(pw);
+
+	/* a valid token of a user who maintains nothing */
+	pw = client(TOKEN_NOBODY, 0);
+	assert_int_equal(pw_check_post(pw, 4, "success", "ctx", NULL, NULL,
+				       &posted, NULL), PT_EAUTH);
+	assert_non_null(strstr(pt_error_last(),
+			       "not a maintainer of project 'test'"));
+	no_token();
+	pw_free(pw);
+
+	/* no token at all */
+	pw = client(NULL, 0);
+	assert_int_equal(pw_check_post(pw, 4, "success", "ctx", NULL, NULL,
+				       &posted, NULL), PT_EAUTH);
+	assert_non_null(strstr(pt_error_last(), "set patchwork.token-file"));
+	pw_free(pw);
+
+	pw = client(TOKEN, 0);
+	/* 400 field errors are shown */
+	assert_int_equal(pw_check_post(pw, 4, "broken", "ci/build", NULL,
+				       NULL, &posted, NULL), PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(),
+			       "state: \"broken\" is not a valid choice."));
+	assert_non_null(strstr(pt_error_last(), "context: Enter a valid"));
+	no_token();
+	/* 404 names the URL */
+	assert_int_equal(pw_get_json(pw, "patches/9999/", &j), PT_ENOTFOUND);
+	assert_non_null(strstr(pt_error_last(), "/api/1.3/patches/9999/"));
+	assert_int_equal(pw_check_post(pw, 9999, "success", "ctx", NULL,
+				       NULL, &posted, NULL), PT_ENOTFOUND);
+	/* truncated JSON: reported, not crashed on */
+	assert_int_equal(pwsim_control(&sim, "{\"truncate_next\": 1}"), 0);
+	assert_int_equal(pw_get_json(pw, "patches/1/", &j), PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "invalid JSON"));
+	assert_null(j);
+	/* an HTML error page for longer than the retries: reported */
+	assert_int_equal(pwsim_control(&sim, "{\"html_next\": 20}"), 0);
+	assert_int_equal(pw_get_json(pw, "patches/1/", &j), PT_EAGAIN);
+	assert_non_null(strstr(pt_error_last(), "HTTP 502 (text/html"));
+	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
+	/* each of the others survived: 500, 429, reset, a short delay */
+	assert_int_equal(pwsim_control(&sim, "{\"fail_next\": 1, "
+					     "\"rate_limit_next\": 1, "
+					     "\"retry_after\": 0, "
+					     "\"reset_next\": 1}"), 0);
+	assert_int_equal(pw_get_json(pw, "patches/1/", &j), 0);
+	json_decref(j);
+	assert_int_equal(pwsim_control(&sim, "{\"clear\": true, "
+					     "\"delay_ms\": 100}"), 0);
+	assert_int_equal(pw_get_json(pw, "patches/1/", &j), 0);
+	json_decref(j);
+	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
+	pw_free(pw);
+
+	/* the token went only in the Authorization header */
+	log = pwsim_log(&sim);
+	assert_null(strstr(log, "5f0e9c1d2a7b"));
+	assert_null(strstr(log, "77aa01"));
+	free(log);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version_and_paging),
+		cmocka_unit_test(test_dates),
+		cmocka_unit_test(test_events_resume),
+		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_checks),
+		cmocka_unit_test(test_errors),
+	};
+	int rc = pwsim_start(&sim, NULL);
+
+	if (rc == 77)
+		return 77;
+	if (rc)
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	pwsim_stop(&sim);
+	return rc;
+}
