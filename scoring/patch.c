@@ -276,6 +276,8 @@ static json_t *subject_json(const struct subject *s)
 	put(o, "is_resend", json_boolean(s->is_resend), &ok);
 	put(o, "is_autosel", json_boolean(s->is_autosel), &ok);
 	put(o, "is_cover", json_boolean(s->is_cover), &ok);
+	put(o, "is_patch", json_boolean(s->is_patch), &ok);
+	put(o, "is_pull", json_boolean(s->is_pull), &ok);
 	put(o, "reply_depth", json_integer(s->reply_depth), &ok);
 	if (!ok) {
 		json_decref(o);
