@@ -840,7 +840,34 @@ void pw_patch_clear(struct pw_patch *p)
 	json_decref(p->json);
 	json_decref(p->comments);
 	free(p->mbox);
+	patch_free(p->parsed);
 	memset(p, 0, sizeof(*p));
+}
+
+/* The first message of the mbox to out->parsed. */
+static int parse_first(const char *msg, size_t len, size_t index, void *ctx)
+{
+	struct pw_patch *p = ctx;
+	int rc;
+
+	(void)index;
+	rc = patch_from_mail(&p->parsed, msg, len);
+	return rc ? rc : 1;
+}
+
+static int parse_mbox(struct pw_patch *p)
+{
+	int rc;
+
+	rc = mbox_foreach(p->mbox, p->mbox_len, parse_first, p);
+	if (rc < 0)
+		return pt_error_wrap(rc, "mbox of patch %lld",
+				     (long long)p->id);
+	if (!p->parsed)
+		return pt_error_set(PT_EINVAL,
+				    "mbox of patch %lld has no message",
+				    (long long)p->id);
+	return 0;
 }
 
 int pw_patch_fetch(struct pw *pw, int64_t id, struct pw_patch *out)
@@ -876,6 +903,8 @@ int pw_patch_fetch(struct pw *pw, int64_t id, struct pw_patch *out)
 			out->mbox = buf_detach(&m, &out->mbox_len);
 		buf_free(&m);
 	}
+	if (!rc)
+		rc = parse_mbox(out);
 out:
 	buf_free(&b);
 	if (rc)

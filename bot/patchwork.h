@@ -2,7 +2,7 @@
  * patchwork.h - the Patchwork REST client: API version negotiation, list
  * paging through the Link header, per-project event polling with a
  * persisted, restart-safe position, series retrieval (patches, cover,
- * comments, each patch's mbox) and checks (post with a dedupe rule, list
+ * comments, each patch's mbox parsed into a struct patch) and checks (post with a dedupe rule, list
  * for reconciling).  HTTP, retries and secrets are bot/http.c's; JSON is
  * jansson's.  Error messages name the server, the project and what to
  * fix, never the token.
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../scoring/db.h"
+#include "../scoring/patch.h"
 #include "../scoring/pt.h"
 #include "http.h"
 
@@ -93,6 +94,7 @@ struct pw_patch {
 	json_t *comments;  /* array */
 	char *mbox;        /* the patch mbox (via /patch/ID/mbox/) */
 	size_t mbox_len;
+	struct patch *parsed; /* the mbox through patch_from_mail() */
 };
 
 struct pw_series {

@@ -238,6 +238,16 @@ static void test_series(void **state)
 	assert_int_equal(strncmp(s->patches[0].mbox, "From patchwork ", 15),
 			 0);
 	assert_non_null(strstr(s->patches[2].mbox, "+int frob_3;"));
+	/* and parsed into struct patch */
+	assert_non_null(s->patches[1].parsed);
+	assert_string_equal(s->patches[1].parsed->subject.clean,
+			    "widget: frobnicate on open");
+	assert_int_equal(s->patches[1].parsed->subject.number, 2);
+	assert_int_equal(s->patches[1].parsed->subject.total, 3);
+	assert_int_equal(s->patches[1].parsed->nfiles, 1);
+	assert_int_equal(s->patches[1].parsed->added, 1);
+	assert_string_equal(s->patches[1].parsed->message_id,
+			    "20261102-alice-2@example.org");
 	/* each mbox through /patch/ID/mbox/ and its redirect */
 	assert_int_equal(pwsim_count(&sim, "GET", "/mbox/") - before, 6);
 	assert_int_equal(pwsim_count(&sim, "GET", "/patch/2/mbox/"), 1);
@@ -248,6 +258,8 @@ static void test_series(void **state)
 	assert_int_equal(pw_patch_fetch(pw, 4, &p), 0);
 	assert_int_equal(json_array_size(p.comments), 1);
 	assert_non_null(strstr(p.mbox, "Reviewed-by: Carol Reviewer"));
+	assert_int_equal(patch_count_trailers(p.parsed, TRAILER_REVIEWED), 1);
+	assert_true(patch_is_tagged_fix(p.parsed));
 	pw_patch_clear(&p);
 
 	assert_int_equal(pw_series_fetch(pw, 99, &s), PT_ENOTFOUND);
