@@ -1,0 +1,306 @@
+/*
+ * test_features.c - the feature vector: code patterns and the cleaned
+ * text of a hand-written patch (no Fixes:/Cc: stable/sign-off words reach
+ * the model), and the as-of property on a real mined repository: a
+ * commit's vector is the same before and after later commits (a fix of
+ * an earlier commit its reviewer reviewed, a new tag, more work by its
+ * author) are mined, while a later commit does see them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <git2.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "feat.h"
+#include "history.h"
+#include "patch.h"
+
+static const char msg[] =
+	"The probe path dereferences the pointer returned by\n"
+	"foo_alloc() without checking it, a NULL pointer dereference.\n"
+	"Tested on x86 with the loopback driver.\n"
+	"\n"
+	"Fixes: 0123456789ab (\"net: add foo\")\n"
+	"Cc: stable@dpdk.org\n"
+	"\n"
+	"Reported-by: syzbot+1234@syzkaller.appspotmail.com\n"
+	"Reviewed-by: Cy Reviewer <cy@example.org>\n"
+	"Signed-off-by: Ann Author <ann@example.org>\n";
+
+static const char diff[] =
+	"diff --git a/drivers/net/foo.c b/drivers/net/foo.c\n"
+	"--- a/drivers/net/foo.c\n"
+	"+++ b/drivers/net/foo.c\n"
+	"@@ -1,4 +1,8 @@\n"
+	" int foo_probe(struct dev *d)\n"
+	" {\n"
+	"+\tif (!d->priv)\n"
+	"+\t\treturn -ENOMEM;\n"
+	"+\tspin_lock(&d->lock);\n"
+	"+\tspin_unlock(&d->lock);\n"
+	" \treturn 0;\n"
+	" }\n";
+
+static const char ws_diff[] =
+	"diff --git a/lib/a.c b/lib/a.c\n"
+	"--- a/lib/a.c\n"
+	"+++ b/lib/a.c\n"
+	"@@ -1,2 +1,2 @@\n"
+	"-int  x = 1;\n"
+	"+int x = 1;\n"
+	" int y;\n";
+
+static struct patch *make_patch(const char *subject, const char *m,
+				const char *d)
+{
+	struct patch *p;
+
+	assert_int_equal(patch_new(&p), 0);
+	p->source = PATCH_FROM_MAIL;
+	p->author_date = 1700000000;
+	assert_int_equal(subject_parse(&p->subject, subject, strlen(subject)),
+			 0);
+	assert_int_equal(patch_set_message(p, m, strlen(m)), 0);
+	assert_int_equal(patch_set_diff(p, d, strlen(d)), 0);
+	return p;
+}
+
+static void test_patterns_and_text(void **state)
+{
+	struct patch *p = make_patch("[PATCH v3 2/5] net/foo: fix probe crash",
+				     msg, diff);
+	struct feat_vec v;
+	size_t i;
+	int saw_null = 0;
+
+	(void)state;
+	assert_int_equal(feat_compute(&v, NULL, p, NULL, 16, FEAT_NAMES), 0);
+	assert_true(v.tab[FEAT_NULL_GUARD] == 1);
+	assert_true(v.tab[FEAT_ERR_RETURN] == 1);
+	assert_true(v.tab[FEAT_LOCK_ADD] == 2);
+	assert_true(v.tab[FEAT_LA] == 4 && v.tab[FEAT_LD] == 0);
+	assert_true(v.tab[FEAT_NF] == 1 && v.tab[FEAT_NS] == 1);
+	assert_true(v.tab[FEAT_N_REVIEWED] == 1);
+	assert_true(v.tab[FEAT_BOT_REPORT] == 1);
+	assert_true(v.tab[FEAT_TESTED_CLAIM] == 1);
+	assert_true(v.tab[FEAT_HAS_FIXES] == 1);
+	assert_true(v.tab[FEAT_CC_STABLE] == 1);
+	assert_true(v.tab[FEAT_VERSION] == 3 && v.tab[FEAT_SERIES] == 5);
+	assert_true(v.tab[FEAT_WS_ONLY] == 0 && v.tab[FEAT_DOC_ONLY] == 0);
+	/* no database: history is missing, not zero */
+	assert_true(isnan(v.tab[FEAT_EXP]) && isnan(v.tab[FEAT_RC]));
+	assert_string_equal(v.phrase, "null pointer dereference");
+	assert_string_equal(v.top_dir, "drivers/net/");
+	for (i = 0; i < v.nsp; i++) {
+		const char *n = v.sp_names[i];
+
+		assert_true(v.sp[i].index < (1u << 16));
+		/* the label's trailers never reach the text */
+		assert_null(strstr(n, "stable"));
+		assert_null(strstr(n, "0123456789ab"));
+		assert_null(strstr(n, "signed"));
+		assert_null(strstr(n, "syzkaller"));
+		if (!strcmp(n, "w:null"))
+			saw_null = 1;
+	}
+	assert_true(saw_null);
+	feat_vec_free(&v);
+	patch_free(p);
+
+	p = make_patch("lib: reformat", "Whitespace.\n\nSigned-off-by: A "
+		       "<a@example.org>\n", ws_diff);
+	assert_int_equal(feat_compute(&v, NULL, p, NULL, 16, 0), 0);
+	assert_true(v.tab[FEAT_WS_ONLY] == 1);
+	assert_null(v.sp_names);
+	feat_vec_free(&v);
+	patch_free(p);
+}
+
+/* ---- as of ------------------------------------------------------------- */
+
+static const char script[] =
+	"set -e\n"
+	"cd \"$1\"\n"
+	"c() { GIT_AUTHOR_DATE=\"@$1 +0000\" GIT_COMMITTER_DATE=\"@$1 +0000\""
+	" GIT_AUTHOR_NAME=\"$2\" GIT_AUTHOR_EMAIL=\"$3\" git commit -q -a -F ../m; }\n"
+	"if [ \"$2\" = 1 ]; then\n"
+	"git init -q -b main .\n"
+	"git config user.name Ann; git config user.email ann@example.org\n"
+	"mkdir -p drivers/net\n"
+	"printf 'int foo(int *p)\\n{\\n\\treturn 0;\\n}\\n' > drivers/net/foo.c\n"
+	"git add .\n"
+	"printf 'net: add foo\\n\\nSigned-off-by: Ann <ann@example.org>\\n' > ../m\n"
+	"c 1000000 Ann ann@example.org; git tag v1.0\n"
+	"printf 'int foo(int *p)\\n{\\n\\treturn *p;\\n}\\n' > drivers/net/foo.c\n"
+	"printf 'net: rework foo\\n\\nReviewed-by: Cy <cy@example.org>\\n"
+	"Signed-off-by: Bob <bob@example.org>\\n' > ../m\n"
+	"c 2000000 Bob bob@example.org; git tag v1.1-rc1\n"
+	"printf 'int foo(int *p)\\n{\\n\\tif (!p)\\n\\t\\treturn -EINVAL;\\n"
+	"\\treturn *p;\\n}\\n' > drivers/net/foo.c\n"
+	"printf 'net: check foo argument\\n\\nAvoid a crash.\\n\\n"
+	"Reviewed-by: Cy <cy@example.org>\\nTested-by: Dee <dee@example.org>\\n"
+	"Signed-off-by: Ann <ann@example.org>\\n' > ../m\n"
+	"c 3000000 Ann ann@example.org\n"
+	"git rev-parse HEAD > ../x.sha\n"
+	"else\n"
+	"printf 'int foo(int *p)\\n{\\n\\tif (!p)\\n\\t\\treturn -EINVAL;\\n"
+	"\\treturn p[0];\\n}\\n' > drivers/net/foo.c\n"
+	"printf 'net: fix foo rework\\n\\nFixes: %s (\"net: rework foo\")\\n"
+	"Reviewed-by: Cy <cy@example.org>\\nSigned-off-by: Bob <bob@example.org>"
+	"\\n' $(git rev-parse HEAD~1) > ../m\n"
+	"c 4000000 Bob bob@example.org; git tag v1.1-rc2\n"
+	"echo '/* more */' >> drivers/net/foo.c\n"
+	"printf 'net: more foo\\n\\nReviewed-by: Cy <cy@example.org>\\n"
+	"Signed-off-by: Ann <ann@example.org>\\n' > ../m\n"
+	"c 5000000 Ann ann@example.org\n"
+	"git rev-parse HEAD > ../y.sha\n"
+	"echo '/* again */' >> drivers/net/foo.c\n"
+	"printf 'net: fix the check\\n\\nFixes: %s (\"net: check foo argument\")"
+	"\\nSigned-off-by: Bob <bob@example.org>\\n' $(cat ../x.sha) > ../m\n"
+	"c 6000000 Bob bob@example.org\n"
+	"fi\n";
+
+struct fx {
+	char dir[64], repo[96], db[96];
+};
+
+static int sh(struct fx *f, int phase)
+{
+	char cmd[512], path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/mk.sh", f->dir);
+	fp = fopen(path, "w");
+	if (!fp)
+		return -1;
+	fputs(script, fp);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd), "sh %s %s %d >/dev/null 2>&1", path,
+		 f->repo, phase);
+	return system(cmd);
+}
+
+static void mine(struct fx *f, struct db *db)
+{
+	struct mine_result res;
+	struct mine_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.repo = f->repo;
+	o.threads = 1;
+	assert_int_equal(mine_run(&res, db, &o), 0);
+}
+
+static void vec_of(struct feat_vec *v, struct fx *f, struct db *db,
+		   const char *shafile)
+{
+	char path[128], sha[64] = "";
+	struct feat_ctx *c;
+	git_repository *repo;
+	git_commit *commit;
+	struct patch *p;
+	git_oid oid;
+	int64_t repo_id;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, shafile);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(sha, sizeof(sha), fp));
+	fclose(fp);
+	sha[40] = '\0';
+	assert_int_equal(git_repository_open(&repo, f->repo), 0);
+	assert_int_equal(git_oid_fromstr(&oid, sha), 0);
+	assert_int_equal(git_commit_lookup(&commit, repo, &oid), 0);
+	assert_int_equal(patch_from_commit(&p, repo, commit), 0);
+	assert_int_equal(mine_repo_id(&repo_id, db, f->repo), 0);
+	assert_int_equal(feat_ctx_new(&c, db, repo_id), 0);
+	assert_int_equal(feat_compute(v, c, p, NULL, 16, 0), 0);
+	feat_ctx_free(c);
+	patch_free(p);
+	git_commit_free(commit);
+	git_repository_free(repo);
+}
+
+static int same_vec(const struct feat_vec *a, const struct feat_vec *b)
+{
+	size_t i;
+
+	for (i = 0; i < FEAT_NTAB; i++) {
+		if (isnan(a->tab[i]) != isnan(b->tab[i]))
+			return 0;
+		if (!isnan(a->tab[i]) && a->tab[i] != b->tab[i]) {
+			fprintf(stderr, "%s: %g != %g\n", feat_name(i),
+				a->tab[i], b->tab[i]);
+			return 0;
+		}
+	}
+	return a->nsp == b->nsp &&
+	       !memcmp(a->sp, b->sp, a->nsp * sizeof(*a->sp));
+}
+
+static void test_as_of(void **state)
+{
+	struct feat_vec before, after, later;
+	struct fx f;
+	struct db *db;
+
+	(void)state;
+	git_libgit2_init();
+	snprintf(f.dir, sizeof(f.dir), "/tmp/pt-feat-XXXXXX");
+	assert_non_null(mkdtemp(f.dir));
+	snprintf(f.repo, sizeof(f.repo), "%s/repo", f.dir);
+	snprintf(f.db, sizeof(f.db), "%s/state.db", f.dir);
+	assert_int_equal(mkdir(f.repo, 0700), 0);
+	assert_int_equal(sh(&f, 1), 0);
+	assert_int_equal(db_open(&db, f.db), 0);
+	mine(&f, db);
+	vec_of(&before, &f, db, "x.sha");
+	/* as of X: after -rc1, 1e6 s later; Ann has one earlier commit */
+	assert_true(before.tab[FEAT_RC] == 1);
+	assert_true(fabsf(before.tab[FEAT_DAYS_TAG] - 1e6f / 86400) < 1e-3);
+	assert_true(before.tab[FEAT_EXP] == 1);
+	assert_true(before.tab[FEAT_NULL_GUARD] == 1);
+	/* Cy reviewed one commit before, not yet known buggy; Dee none */
+	assert_true(fabsf(before.tab[FEAT_REV_BUGRATE] - 0.5f / 6) < 1e-6);
+	assert_true(before.tab[FEAT_N_TESTED] == 1);
+
+	assert_int_equal(sh(&f, 2), 0);
+	mine(&f, db);
+	vec_of(&after, &f, db, "x.sha");
+	assert_true(same_vec(&before, &after));
+	/* the later commit sees the fix of Cy's reviewed commit, the tag */
+	vec_of(&later, &f, db, "y.sha");
+	assert_true(later.tab[FEAT_RC] == 2);
+	assert_true(later.tab[FEAT_EXP] == 2);
+	assert_true(fabsf(later.tab[FEAT_REV_BUGRATE] - 1.5f / 8) < 1e-6);
+	feat_vec_free(&before);
+	feat_vec_free(&after);
+	feat_vec_free(&later);
+	db_close(db);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", f.dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	git_libgit2_shutdown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_patterns_and_text),
+		cmocka_unit_test(test_as_of),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
