@@ -1059,11 +1059,15 @@ static int mime_parts(struct parts *ps, const struct headers *hs,
 		rc = buf_add(&msg, body, len);
 	if (rc)
 		goto out;
+	h = header_get(hs, "Content-Type");
 	if (mailmime_parse(msg.ptr, msg.len, &idx, &mime) ==
-	    MAILIMF_NO_ERROR) {
+		    MAILIMF_NO_ERROR &&
+	    !(h && !strncasecmp(h->value, "multipart/", 10) &&
+	      !strcasestr(h->value, "boundary="))) {
 		rc = walk(ps, mime, 0, 0);
 	} else {
-		/* unparseable MIME: the body as plain text */
+		/* unparseable MIME or a multipart without a boundary: the
+		 * body as plain text */
 		ps->have_body = 1;
 		rc = buf_add(&ps->body, body, len);
 	}

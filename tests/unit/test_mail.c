@@ -434,6 +434,45 @@ static void test_loose_from_and_dates(void **state)
 	patch_free(p);
 }
 
+static void test_header_block_ends_early(void **state)
+{
+	struct patch *p;
+
+	(void)state;
+	/* no blank line: the first line that is not a field starts the
+	 * body; an encoded word inside a quoted display name decodes */
+	p = parse_str("From: \"=?UTF-8?Q?Ren=C3=A9?=\" <r@x>\nSubject: x\n"
+		      "this is the body\nmore\n");
+	assert_string_equal(p->author.name, "Ren\xc3\xa9");
+	assert_string_equal(p->message, "this is the body\nmore");
+	patch_free(p);
+}
+
+static void test_broken_mime_headers(void **state)
+{
+	struct patch *p;
+
+	(void)state;
+	/* multipart without a boundary: the body is read as plain text */
+	p = parse_str("From: a@b\nSubject: x\nContent-Type: multipart/mixed"
+		      "\n\nhello\n");
+	assert_string_equal(p->message, "hello");
+	patch_free(p);
+	/* garbage Content-Type, unknown transfer encoding: as 8bit text */
+	p = parse_str("From: a@b\nSubject: x\nContent-Type: ;;;\n"
+		      "Content-Transfer-Encoding: x-uuencode\n\nhello\n");
+	assert_string_equal(p->message, "hello");
+	patch_free(p);
+	/* a lone CR stays in the body (in a subject it is a space), NUL
+	 * becomes U+FFFD */
+	p = NULL;
+	assert_int_equal(patch_from_mail(&p, "Subject: a\rb\n\nx\0y\rz\n",
+					 20), 0);
+	assert_string_equal(p->subject.raw, "a b");
+	assert_string_equal(p->message, "x" U_FFFD "y\rz");
+	patch_free(p);
+}
+
 static void test_multipart_alternative(void **state)
 {
 	struct patch *p;
@@ -619,6 +658,8 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8_replaced),
 		cmocka_unit_test(test_encoded_word_rules),
 		cmocka_unit_test(test_loose_from_and_dates),
+		cmocka_unit_test(test_header_block_ends_early),
+		cmocka_unit_test(test_broken_mime_headers),
 		cmocka_unit_test(test_multipart_alternative),
 		cmocka_unit_test(test_not_a_mail),
 		cmocka_unit_test(test_huge_line),
