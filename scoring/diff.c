@@ -255,11 +255,11 @@ static int parse_git_names(struct patch_file *f, const char *s, size_t len)
 			goto done;
 		}
 	}
-	for (i = len; i-- > 2;) {
-		if (!memcmp(s + i - 1, " b/", 3) && i > 1) {
-			rc = parse_path(&a, s, i - 1, 1);
+	for (i = len >= 3 ? len - 3 : 0; i > 0; i--) {
+		if (!memcmp(s + i, " b/", 3)) {
+			rc = parse_path(&a, s, i, 1);
 			if (!rc)
-				rc = parse_path(&b, s + i, len - i, 1);
+				rc = parse_path(&b, s + i + 1, len - i - 1, 1);
 			goto done;
 		}
 	}
@@ -636,9 +636,12 @@ static int step(struct dparse *p, const struct dline *l)
 	int rc = 0, taken;
 
 	if (starts(l, "diff --git ")) {
+		/* hlen() drops trailing blanks: it can be under 11 */
+		size_t n = hlen(l) > 11 ? hlen(l) - 11 : 0;
+
 		rc = new_file(p);
 		if (!rc)
-			rc = parse_git_names(cur(p), l->s + 11, hlen(l) - 11);
+			rc = parse_git_names(cur(p), l->s + 11, n);
 		if (!rc) {
 			consume(p, l);
 			p->st = ST_HEADER;

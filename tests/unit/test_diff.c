@@ -398,6 +398,34 @@ static void test_quoted_paths(void **state)
 	done(&p);
 }
 
+/*
+ * fuzz_diff found this: the rename fallback of the "diff --git" name
+ * split read 1-2 bytes past a header line that ends the input.  Each
+ * prefix is parsed from an exact-size copy so ASan sees any over-read.
+ */
+static void test_git_line_at_end(void **state)
+{
+	const char d[] = "diff --git a/moved.c b/renamed.c";
+	struct parsed p;
+	size_t len;
+	char *copy;
+
+	(void)state;
+	for (len = 0; len <= sizeof(d) - 1; len++) {
+		copy = malloc(len ? len : 1);
+		memcpy(copy, d, len);
+		parse_text(&p, copy, len);
+		if (len >= strlen("diff --git "))
+			assert_int_equal(p.n, 1);
+		done(&p);
+		free(copy);
+	}
+	parse_text(&p, d, sizeof(d) - 1);
+	check_file(&p.f[0], "moved.c", "renamed.c", PATCH_FILE_MODIFIED, 0, 0,
+		   0);
+	done(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_too_many_files),
 		cmocka_unit_test(test_quoted_paths),
+		cmocka_unit_test(test_git_line_at_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
