@@ -1,0 +1,49 @@
+/*
+ * fuzz_pw.c - libFuzzer target for what bot/patchwork.c and bot/http.c
+ * parse from the wire without JSON: the Link header (rel="next"), dates,
+ * Retry-After, and the UTF-8-safe description cap.  The input is split
+ * at the first NUL: the first part is every parser's input.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "patchwork.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s, *next, *cap, *u;
+	int64_t secs;
+	long us;
+	size_t len, max;
+
+	s = malloc(size + 1);
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	len = strlen(s);
+	next = pw_link_next(s);
+	if (next && strlen(next) >= len)
+		__builtin_trap();
+	free(next);
+	if (!pw_parse_date(s, &secs, &us) && (us < 0 || us > 999999))
+		__builtin_trap();
+	(void)http_retry_after_ms(s, 0);
+	u = http_url_for_message(s);
+	if (u && strlen(u) > len)
+		__builtin_trap();
+	free(u);
+	max = size ? data[0] : 0;
+	cap = pw_description_cap(s, max);
+	/* never longer than max, never a cut UTF-8 sequence at the end */
+	if (cap && (strlen(cap) > (len < max ? len : max) ||
+		    (strlen(cap) < len &&
+		     ((unsigned char)s[strlen(cap)] & 0xc0) == 0x80)))
+		__builtin_trap();
+	free(cap);
+	free(s);
+	return 0;
+}
