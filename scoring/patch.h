@@ -73,12 +73,15 @@ struct trailer {
 
 /*
  * Parse the trailer block of a commit message / changelog by git's
- * interpret-trailers rules: the last paragraph, when at least one line is
- * a known trailer or 25% or more of its lines are "Key: value", with
- * continuation lines (leading whitespace) joined and keys compared
- * case-insensitively.  *body_len receives the length of msg before the
- * trailer block (trailing blank lines removed), so the caller can split
- * changelog from trailers.
+ * interpret-trailers rules: the last paragraph, when all of its lines are
+ * "Key: value" trailers, or when one line has a recognised key (git's
+ * Signed-off-by and "(cherry picked from commit", the kernel's keys) and
+ * 25% or more of its lines are trailers; continuation lines (leading
+ * whitespace) are joined and keys compared case-insensitively.  msg is
+ * the message WITHOUT its subject line (a lone "net: foo" line would read
+ * as a trailer).  *body_len receives the length of msg before the trailer
+ * block (trailing blank lines removed), so the caller can split changelog
+ * from trailers.  On error *out is NULL and *n 0.
  */
 int trailers_parse(struct trailer **out, size_t *n, size_t *body_len,
 		   const char *msg, size_t len);
@@ -189,9 +192,12 @@ int patch_from_mail(struct patch **out, const char *buf, size_t len);
 
 /*
  * An mbox (mboxo or mboxrd; "From " separators, >From unescaped) split
- * into messages.  The callback gets each raw message; return non-zero
- * from it to stop.  Messages are not parsed here so that a malformed one
- * can be skipped by the caller.
+ * into messages.  The callback gets each raw message (index from 0; msg
+ * is valid only during the call); return non-zero from it to stop: a
+ * negative return is returned by mbox_foreach, a positive one gives 0.
+ * A buffer not starting with a "From " line is one message.  Messages
+ * are not parsed here so that a malformed one can be skipped by the
+ * caller.
  */
 typedef int (*mbox_cb)(const char *msg, size_t len, size_t index, void *ctx);
 int mbox_foreach(const char *buf, size_t len, mbox_cb cb, void *ctx);
