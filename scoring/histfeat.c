@@ -108,7 +108,6 @@ struct hctx {
 	struct strmap by_id, files, authors, people, subs, emails;
 	struct mcache cache[MAINT_CACHE];
 	size_t cache_next;
-	git_tree *dir_tree;
 };
 
 struct feat {
@@ -314,21 +313,6 @@ static int load_reviews(struct hctx *x)
 
 /* ---- MAINTAINERS ---------------------------------------------------------- */
 
-static int isdir_cb(const char *path, void *ctx)
-{
-	struct hctx *x = ctx;
-	git_tree_entry *e = NULL;
-	int r = 0;
-
-	if (!x->dir_tree)
-		return 0;
-	if (!git_tree_entry_bypath(&e, x->dir_tree, path))
-		r = git_tree_entry_type(e) == GIT_OBJECT_TREE;
-	git_error_clear();
-	git_tree_entry_free(e);
-	return r;
-}
-
 static void canon_emails(struct hctx *x, struct maint *m)
 {
 	size_t i, k, j;
@@ -361,7 +345,6 @@ static int maint_for(const struct maint **out, struct hctx *x,
 {
 	struct mcache *slot;
 	git_blob *blob = NULL;
-	git_commit *commit = NULL;
 	git_oid id;
 	size_t i;
 	int rc = 0;
@@ -379,23 +362,16 @@ static int maint_for(const struct maint **out, struct hctx *x,
 		git_error_clear();
 		return 0; /* missing blob: as if there were none */
 	}
-	if (!git_oid_fromstr(&id, c->sha) &&
-	    !git_commit_lookup(&commit, x->repo, &id))
-		git_commit_tree(&x->dir_tree, commit);
-	git_error_clear();
 	slot = &x->cache[x->cache_next++ % MAINT_CACHE];
 	maint_free(slot->m);
 	slot->m = NULL;
 	rc = maint_parse(&slot->m, git_blob_rawcontent(blob),
-			 (size_t)git_blob_rawsize(blob), isdir_cb, x);
+			 (size_t)git_blob_rawsize(blob), NULL, NULL);
 	if (!rc) {
 		canon_emails(x, slot->m);
 		snprintf(slot->blob, sizeof(slot->blob), "%s", c->maint);
 		*out = slot->m;
 	}
-	git_tree_free(x->dir_tree);
-	x->dir_tree = NULL;
-	git_commit_free(commit);
 	git_blob_free(blob);
 	return rc;
 }

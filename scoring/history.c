@@ -351,6 +351,55 @@ out:
 	return rc;
 }
 
+/* A Fixes: or Cc: stable among T[0, n). */
+static int has_fix_trailer(const struct trailer *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (t[i].kind == TRAILER_FIXES || t[i].is_stable)
+			return 1;
+	return 0;
+}
+
+/*
+ * git's rules: the trailer block is the last paragraph.  DPDK (and some
+ * kernel subsystems) put "Fixes:" and "Cc: stable" in a paragraph of their
+ * own before the Signed-off-by one; such a paragraph, when it parses as a
+ * trailer block and holds a Fixes: or Cc: stable, is taken too (at most
+ * two), so that labels see it and the changelog (body_len) excludes it.
+ */
+static int parse_trailers(struct mcommit *c)
+{
+	struct trailer *t2, *all;
+	size_t n2, len2, k;
+	int rc;
+
+	rc = trailers_parse(&c->tr, &c->ntr, &c->body_len, c->message,
+			    c->msg_len);
+	for (k = 0; !rc && k < 2 && c->ntr && c->body_len; k++) {
+		rc = trailers_parse(&t2, &n2, &len2, c->message, c->body_len);
+		if (rc || !n2 || !len2 || !has_fix_trailer(t2, n2) ||
+		    c->ntr + n2 > PT_MAX_TRAILERS) {
+			trailers_free(t2, n2);
+			break;
+		}
+		all = pt_reallocarray(NULL, c->ntr + n2, sizeof(*all));
+		if (!all) {
+			trailers_free(t2, n2);
+			return PT_ENOMEM;
+		}
+		memcpy(all, t2, n2 * sizeof(*all));
+		memcpy(all + n2, c->tr, c->ntr * sizeof(*all));
+		free(t2);
+		free(c->tr);
+		c->tr = all;
+		c->ntr += n2;
+		c->body_len = len2;
+	}
+	return rc;
+}
+
 static int fill_commit(struct mcommit *c, git_repository *repo,
 		       const git_oid *id, const struct labels_conf *lc)
 {
@@ -386,8 +435,7 @@ static int fill_commit(struct mcommit *c, git_repository *repo,
 		rc = PT_ENOMEM;
 		goto out;
 	}
-	rc = trailers_parse(&c->tr, &c->ntr, &c->body_len, c->message,
-			    c->msg_len);
+	rc = parse_trailers(c);
 	if (!rc)
 		rc = diff_commit(c, repo, commit, lc);
 out:
@@ -891,9 +939,9 @@ static int save_tip(struct db *db, int64_t id, git_repository *repo,
 	if (git_revparse_single(&obj, repo, rev ? rev : "HEAD"))
 		return git_fail(PT_EIO, "resolving the tip");
 	rc = db_prepare(&st, db,
-			"UPDATE repos SET tip = ?, mined_at = ?, newest = "
+			"UPDATE repos SET tip = ?1, mined_at = ?2, newest = "
 			"(SELECT max(commit_date) FROM commits WHERE repo_id "
-			"= ?1) WHERE id = ?3");
+			"= ?3) WHERE id = ?3");
 	if (!rc) {
 		bind_str(st, 1, git_oid_tostr_s(git_object_id(obj)));
 		sqlite3_bind_int64(st, 2, (int64_t)time(NULL));
@@ -1003,7 +1051,16 @@ int mine_run(struct mine_result *res, struct db *db,
 	int rc, winit = 0;
 
 	memset(res, 0, sizeof(*res));
+	memset(&w, 0, sizeof(w));
 	git_libgit2_init();
+	/*
+	 * git does not hash every object it reads; libgit2 does by default,
+	 * which doubles the cost of reading blobs.  Objects come from the
+	 * repository's own packs, so skip it as git does.  The object cache
+	 * is per repository handle (one per thread): keep it small.
+	 */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(32 << 20));
 	if (git_repository_open_ext(&repo, o->repo,
 				    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		rc = git_fail(PT_ENOTFOUND, o->repo);

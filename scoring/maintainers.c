@@ -130,21 +130,22 @@ static int add_pattern(struct maint_pat **v, size_t *n, const char *val,
 {
 	struct maint_pat *p;
 	struct buf b = BUF_INIT;
-	int rc;
+	int rc, dirlike;
 
 	if (grow(v, *n, sizeof(**v)))
 		return PT_ENOMEM;
 	rc = buf_add(&b, val, len);
 	/* get_maintainer.pl: `-d` of the converted value, so no . * ? */
-	if (!rc && len && val[len - 1] != '/' && !memchr(val, '.', len) &&
-	    !memchr(val, '*', len) && !memchr(val, '?', len) && isdir &&
-	    isdir(b.ptr, ctx) == 1)
+	dirlike = len && val[len - 1] != '/' && !memchr(val, '.', len) &&
+		  !memchr(val, '*', len) && !memchr(val, '?', len);
+	if (!rc && dirlike && isdir && isdir(b.ptr, ctx) == 1)
 		rc = buf_addch(&b, '/');
 	if (rc) {
 		buf_free(&b);
 		return rc;
 	}
 	p = &(*v)[(*n)++];
+	p->maybe_dir = dirlike && !isdir;
 	p->lit = strcspn(b.ptr, "*?");
 	p->depth = slashes(b.ptr) + (b.ptr[b.len - 1] != '/');
 	if (b.ptr[0] == '*')
@@ -322,6 +323,8 @@ static int pat_match(const struct maint_pat *p, const char *file)
 {
 	if (p->lit && strncmp(file, p->glob, p->lit))
 		return 0;
+	if (p->maybe_dir && file[p->lit] == '/')
+		return 1;
 	return maint_pattern_match(file, p->glob);
 }
 

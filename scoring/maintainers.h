@@ -21,6 +21,8 @@ struct maint_pat {
 	size_t lit;         /* bytes before the first '*' or '?' */
 	int depth;          /* get_maintainer.pl's $value_pd */
 	int seq;            /* entry index in its section */
+	int maybe_dir;      /* no '/', '.', '*', '?' and no isdir answer:
+			       a path under glob/ proves it a directory */
 };
 
 struct maint_section {
@@ -52,7 +54,10 @@ typedef int (*maint_isdir_fn)(const char *path, void *ctx);
 /*
  * Parse a MAINTAINERS text.  ISDIR (may be NULL) stands in for
  * get_maintainer.pl's `-d` test on F:/X: patterns without glob
- * characters or dots.
+ * characters or dots.  Without it such a pattern P covers the files under
+ * P/ (which prove P a directory) and otherwise follows the rule for
+ * files; the one difference from the script is then a root-level file
+ * "Pxxx" next to a directory P, which the script would not match.
  */
 int maint_parse(struct maint **out, const char *text, size_t len,
 		maint_isdir_fn isdir, void *ctx);
