@@ -362,7 +362,7 @@ static int render_each(struct render *r, const struct tag *open,
 static int render_block(struct render *r, const struct tag *open,
 			size_t end, const struct tpl_vars *v, size_t *next)
 {
-	struct tag els, close;
+	struct tag els = { 0 }, close = { 0 };
 	int rc, has_else;
 
 	if (++r->depth > TPL_MAX_DEPTH)
