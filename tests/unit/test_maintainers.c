@@ -1,0 +1,259 @@
+/*
+ * test_maintainers.c - MAINTAINERS parsing and the file-to-section
+ * matcher, against get_maintainer.pl's rules: trailing '/' covers the
+ * tree, a pattern without one only its own depth, globs, the prefix
+ * quirk, directories without '/', X: exclusions, N: regexes, deepest
+ * section first; and DPDK's variant of the format.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maintainers.h"
+
+static const char kernel[] =
+	"List of maintainers\n"
+	"===================\n"
+	"\n"
+	"Descriptions of section entries and preferred order\n"
+	"\tM: *Mail* patches to: FullName <address@domain>\n"
+	"\tF: *Files* and directories wildcard patterns.\n"
+	"\n"
+	"NETWORKING DRIVERS\n"
+	"M:\tJane Net <Jane@Example.ORG>\n"
+	"L:\tnetdev@vger.kernel.org\n"
+	"S:\tMaintained\n"
+	"F:\tdrivers/net/\n"
+	"X:\tdrivers/net/wireless/\n"
+	"\n"
+	"INTEL ICE DRIVER\n"
+	"M:\tIvy Ice <ivy@example.org>\n"
+	"R:\tRob Review <rob@example.org>\n"
+	"F:\tdrivers/net/ethernet/intel/ice/\n"
+	"\n"
+	"NET HEADERS\n"
+	"M:\tHank <hank@example.org>\n"
+	"F:\tinclude/linux/netdevice.h\n"
+	"F:\tinclude/net/*.h\n"
+	"\n"
+	"TEGRA\n"
+	"M:\tTina <tina@example.org>\n"
+	"N:\t[^a-z]tegra\n"
+	"K:\tnvidia,tegra\n"
+	"\n"
+	"SCRIPTS\n"
+	"M:\tSam <sam@example.org>\n"
+	"F:\tscripts\n"
+	"\n"
+	"THE REST\n"
+	"M:\tLinus <torvalds@example.org>\n"
+	"F:\t*\n"
+	"F:\t*/\n";
+
+static struct maint *parse(const char *text, maint_isdir_fn isdir)
+{
+	struct maint *m = NULL;
+
+	assert_int_equal(maint_parse(&m, text, strlen(text), isdir, NULL), 0);
+	assert_non_null(m);
+	return m;
+}
+
+static size_t find(const struct maint *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (!strcmp(m->s[i].name, name))
+			return i;
+	fail_msg("no section '%s'", name);
+	return 0;
+}
+
+/* The section names covering PATH, deepest first, joined by ','. */
+static void expect(const struct maint *m, const char *path, const char *want)
+{
+	struct maint_hit hits[16];
+	char got[512] = "";
+	size_t n, i;
+
+	maint_match(m, path, hits, 16, &n);
+	for (i = 0; i < n; i++) {
+		if (i)
+			strcat(got, ",");
+		strcat(got, m->s[hits[i].section].name);
+	}
+	if (strcmp(got, want))
+		fail_msg("'%s': got '%s', want '%s'", path, got, want);
+}
+
+static void test_sections(void **state)
+{
+	struct maint *m = parse(kernel, NULL);
+	size_t ice, net;
+
+	(void)state;
+	/* the indented preamble lines are not entries */
+	assert_int_equal(m->n, 6);
+	net = find(m, "NETWORKING DRIVERS");
+	ice = find(m, "INTEL ICE DRIVER");
+	assert_int_equal(m->s[net].npeople, 1);
+	assert_string_equal(m->s[net].people[0], "jane@example.org");
+	assert_string_equal(m->s[net].lists[0], "netdev@vger.kernel.org");
+	assert_string_equal(m->s[net].status, "Maintained");
+	assert_true(maint_has_person(m, ice, "rob@example.org"));
+	assert_int_equal(m->s[ice].is_reviewer[1], 1);
+	assert_int_equal(m->s[ice].is_reviewer[0], 0);
+	assert_false(maint_has_person(m, ice, "jane@example.org"));
+	assert_string_equal(m->s[find(m, "TEGRA")].keywords[0],
+			    "nvidia,tegra");
+	maint_free(m);
+	maint_free(NULL);
+}
+
+static void test_matching(void **state)
+{
+	struct maint *m = parse(kernel, NULL);
+
+	(void)state;
+	/* deepest first; THE REST's "*" / "*" + "/" have depth -1 */
+	expect(m, "drivers/net/ethernet/intel/ice/ice_main.c",
+	       "INTEL ICE DRIVER,NETWORKING DRIVERS,THE REST");
+	expect(m, "drivers/net/loopback.c", "NETWORKING DRIVERS,THE REST");
+	/* X: drops the whole section */
+	expect(m, "drivers/net/wireless/ath/main.c", "THE REST");
+	/* a file pattern; and ^-anchored prefix with the same depth */
+	expect(m, "include/linux/netdevice.h", "NET HEADERS,THE REST");
+	expect(m, "include/linux/netdevice.hh", "NET HEADERS,THE REST");
+	expect(m, "include/linux/netdevice/x.h", "THE REST");
+	/* '*' stays within its directory */
+	expect(m, "include/net/sock.h", "NET HEADERS,THE REST");
+	expect(m, "include/net/sub/sock.h", "THE REST");
+	/* N: regex on the path */
+	expect(m, "arch/arm/mach-tegra/board.c", "TEGRA,THE REST");
+	/* "scripts" without '/': a path under it proves a directory */
+	expect(m, "scripts/checkpatch.pl", "SCRIPTS,THE REST");
+	expect(m, "scripts/a/b.sh", "SCRIPTS,THE REST");
+	expect(m, "README", "THE REST");
+	maint_free(m);
+}
+
+static void test_pattern_rules(void **state)
+{
+	(void)state;
+	assert_true(maint_pattern_match("drivers/net/a/b.c", "drivers/net/"));
+	assert_false(maint_pattern_match("drivers/netx/a.c", "drivers/net/"));
+	assert_true(maint_pattern_match("drivers/net/x.c", "drivers/net/*.c"));
+	assert_false(maint_pattern_match("drivers/net/a/x.c",
+					 "drivers/net/*.c"));
+	assert_true(maint_pattern_match("lib/a.c", "lib/?.c"));
+	assert_false(maint_pattern_match("lib/ab.c", "lib/?.c"));
+	assert_true(maint_pattern_match("Makefile", "*"));
+	assert_false(maint_pattern_match("a/Makefile", "*"));
+	assert_true(maint_pattern_match("a/Makefile", "*/"));
+}
+
+static int isdir_scripts(const char *path, void *ctx)
+{
+	(void)ctx;
+	return !strcmp(path, "scripts");
+}
+
+static void test_isdir(void **state)
+{
+	struct maint *m = parse(kernel, isdir_scripts);
+	size_t s = find(m, "SCRIPTS");
+
+	(void)state;
+	/* get_maintainer.pl's -d test: the '/' is added */
+	assert_string_equal(m->s[s].f[0].glob, "scripts/");
+	assert_int_equal(m->s[s].f[0].depth, 1);
+	expect(m, "scripts/a/b.sh", "SCRIPTS,THE REST");
+	/* a root file next to the directory no longer matches */
+	expect(m, "scriptsx", "THE REST");
+	maint_free(m);
+}
+
+static const char dpdk[] =
+	"DPDK Maintainers\n"
+	"================\n"
+	"\n"
+	"Descriptions of section entries:\n"
+	"\n"
+	"\tM: Maintainer's Full Name <address@domain>\n"
+	"\tT: Git tree location.\n"
+	"\n"
+	"General Project Administration\n"
+	"------------------------------\n"
+	"\n"
+	"Main Branch\n"
+	"M: Thomas Monjalon <thomas@monjalon.net>\n"
+	"T: git://dpdk.org/dpdk\n"
+	"\n"
+	"Networking Drivers\n"
+	"------------------\n"
+	"M: Ferruh Yigit <ferruh@example.org>\n"
+	"T: git://dpdk.org/next/dpdk-next-net\n"
+	"\n"
+	"Intel ice\n"
+	"M: Bruce Richardson <bruce@example.org>\n"
+	"T: git://dpdk.org/next/dpdk-next-net-intel\n"
+	"F: drivers/net/intel/ice/\n"
+	"F: doc/guides/nics/ice.rst\n"
+	"F: doc/guides/nics/features/ice.ini\n"
+	"\n"
+	"EAL API and common code\n"
+	"F: lib/eal/common/\n"
+	"F: lib/eal/unix/\n"
+	"F: app/test/test_eal*\n";
+
+static void test_dpdk(void **state)
+{
+	struct maint *m = parse(dpdk, NULL);
+	size_t ice = find(m, "Intel ice");
+
+	(void)state;
+	assert_int_equal(m->n, 4);
+	assert_true(maint_has_person(m, ice, "bruce@example.org"));
+	assert_true(maint_has_person(m, find(m, "Main Branch"),
+				     "thomas@monjalon.net"));
+	expect(m, "drivers/net/intel/ice/ice_ethdev.c", "Intel ice");
+	expect(m, "doc/guides/nics/ice.rst", "Intel ice");
+	expect(m, "lib/eal/common/eal_common_log.c",
+	       "EAL API and common code");
+	expect(m, "app/test/test_eal_flags.c", "EAL API and common code");
+	expect(m, "app/test/test_mbuf.c", "");
+	maint_free(m);
+}
+
+static void test_hostile(void **state)
+{
+	static const char junk[] = "F:\nM:\nN: (\nX:\nQ: what\n\n\n:\nM";
+	struct maint *m = parse(junk, NULL);
+	struct maint_hit hits[2];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(m->n, 1);
+	maint_match(m, "a/b", hits, 2, &n);
+	assert_int_equal(n, 0);
+	maint_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sections),
+		cmocka_unit_test(test_matching),
+		cmocka_unit_test(test_pattern_rules),
+		cmocka_unit_test(test_isdir),
+		cmocka_unit_test(test_dpdk),
+		cmocka_unit_test(test_hostile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
