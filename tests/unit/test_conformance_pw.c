@@ -30,7 +30,7 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* mail/*.eml in file order. */
+/* The mail/NN-*.eml names, sorted. */
 static size_t list_mails(char ***out)
 {
 	char path[1100], **v = NULL;
