@@ -321,3 +321,33 @@ out:
 	git_libgit2_shutdown();
 	return rc;
 }
+
+int dataset_rows(size_t **idx, size_t *n, const struct dataset *ds,
+		 enum dataset_task t, int64_t from, int64_t before,
+		 int64_t asof, int64_t horizon)
+{
+	size_t i, m = 0;
+
+	*n = 0;
+	*idx = pt_calloc(ds->n + 1, sizeof(**idx));
+	if (!*idx)
+		return PT_ENOMEM;
+	for (i = 0; i < ds->n; i++) {
+		int64_t time = ds->d->time[i];
+		int ok;
+
+		if (time < from || time >= before)
+			continue;
+		if (t == TASK_FIX)
+			ok = 1;
+		else if (asof == INT64_MAX)
+			ok = ds->negok[i] || ds->bug[i];
+		else
+			ok = (ds->bug[i] && ds->discovered[i] < asof) ||
+			     time <= asof - horizon;
+		if (ok)
+			(*idx)[m++] = i;
+	}
+	*n = m;
+	return 0;
+}

@@ -72,4 +72,16 @@ double dataset_keyword_score(const struct patch *p);
 
 const char *dataset_task_name(enum dataset_task t);
 
+/*
+ * The rows usable for a task among those with from <= time < before, as
+ * known at ASOF: every row for the fix task; for the risk task a row whose
+ * bug was discovered before asof, or one at least horizon seconds older
+ * than asof (young rows are not yet trustworthy negatives).  asof ==
+ * INT64_MAX: the miner's own horizon (labels.negative_ok).  *idx is
+ * malloc'd, in time order.
+ */
+int dataset_rows(size_t **idx, size_t *n, const struct dataset *ds,
+		 enum dataset_task t, int64_t from, int64_t before,
+		 int64_t asof, int64_t horizon);
+
 #endif

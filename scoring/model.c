@@ -193,7 +193,7 @@ void model_params_default(struct model_params *p, enum model_kind kind)
 	p->oof_folds = 4;
 	p->max_rounds = 300;
 	p->depth = 5;
-	p->nthread = 2;
+	p->nthread = 1;   /* OpenMP threads spin badly on a busy machine */
 	p->eta = 0.08;
 	p->min_child_weight = 2;
 	p->seed = 0;

@@ -1,0 +1,55 @@
+/*
+ * cmd_explain.c - `patchtriage explain`: the full breakdown behind a
+ * patch's scores: the base log-odds, every tabular feature's value and
+ * contribution, and the strongest words and code tokens of the text
+ * model.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "cmd_scorer.h"
+
+static const char *const labels[SCORER_NTASKS] = { "p(fix)", "p(bug)" };
+
+int cmd_explain(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct scorer s;
+	struct buf out = BUF_INIT;
+	size_t t, i;
+	int json, rc;
+
+	if (cli_wants_help(argc, argv, "explain"))
+		return EXIT_OK;
+	rc = scorer_run(&s, &json, argc, argv, ctx, "explain");
+	if (rc)
+		return rc;
+	for (t = 0; t < SCORER_NTASKS; t++) {
+		if (!s.model[t])
+			continue;
+		buf_addf(&out, "%s %.3f  (model %s)\n  base log-odds %+.2f\n"
+			 "  %-7s %-32s %10s  %s\n", labels[t], s.p[t],
+			 model_version(s.model[t]), s.bias[t], "weight",
+			 "feature", "value", "reason");
+		for (i = 0; i < s.nwhy[t]; i++) {
+			const struct explain_reason *r = &s.why[t][i];
+
+			if (r->is_text)
+				continue;
+			buf_addf(&out, "  %+7.3f %-32s %10.4g  %s\n",
+				 r->weight, r->feature, r->value, r->text);
+		}
+		buf_addstr(&out, "  text model, strongest tokens (log-odds of "
+			   "the text score):\n");
+		for (i = 0; i < s.nwhy[t]; i++)
+			if (s.why[t][i].is_text)
+				buf_addf(&out, "  %+7.3f %s\n",
+					 s.why[t][i].weight, s.why[t][i].text);
+		buf_addch(&out, '\n');
+	}
+	fputs(out.ptr, stdout);
+	buf_free(&out);
+	scorer_free(&s);
+	return EXIT_OK;
+}
