@@ -61,7 +61,8 @@ struct stable_commit {
 	unsigned is_revert : 1;   /* "This reverts commit X" */
 	unsigned dropped : 1;     /* target == STABLE_TARGET_ABSENT */
 	unsigned nfiles;
-	unsigned added, removed;
+	unsigned added, removed;  /* set by stable_deps() for the commits it
+				     diffed, else 0 */
 	enum stable_match match;
 	char backport[41];        /* the branch commit that has it, or "" */
 	enum stable_target target;
@@ -101,6 +102,14 @@ struct stable_set {
 int stable_analyse(struct stable_set **out, struct git_repository *repo,
 		   const struct stable_opts *opts);
 void stable_set_free(struct stable_set *s);
+
+/*
+ * Fill deps (and added/removed) of the candidates with select[i] set
+ * (NULL: all): hunks of those and of the STABLE_DEP_WINDOW candidates
+ * before each on every path it touches are diffed with no context.
+ * stable_analyse() does this for all unless opts->no_deps.
+ */
+int stable_deps(struct stable_set *s, const unsigned char *select);
 
 /* Cherry-pick s->c[i] onto the branch tip in memory and set its apply. */
 int stable_check_apply(struct stable_set *s, size_t i);
