@@ -268,8 +268,10 @@ class Gen:
             for ph in range(8):  # 0 = merge window, 1..7 = rc1..rc7
                 n = a.per_cycle if ph == 0 else max(3, a.per_cycle // 8)
                 late = ph >= 4  # first contained by -rc5 or later
+                # a merge window of two weeks, then an -rc a week
+                step = (14 if ph == 0 else 7) * 86400 // n
                 for _ in range(n):
-                    t += self.r.randint(600, 7200)
+                    t += self.r.randint(step // 2, step * 3 // 2)
                     self.one(ph, late, t)
                 t += 3600
                 name = f"v1.{rel + 1}" + (f"-rc{ph + 1}" if ph < 7 else "")
