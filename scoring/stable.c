@@ -4,8 +4,7 @@
  * the branch (ancestry, upstream marker lines, patch-id), tagged, applies
  * to (Fixes:/revert targets present in the branch), depends on (earlier
  * candidates whose zero-context hunks overlap), applies cleanly (in-memory
- * cherry-pick), the keyword baseline and the blame-based Fixes:
- * suggestion.  Object ids are kept in a small open-addressing map of its
+ * cherry-pick) and the blame-based Fixes: suggestion.  Object ids are kept in a small open-addressing map of its
  * own; libgit2 objects are looked up again when needed rather than held.
  * It neither prints nor scores with a model.
  */
@@ -1473,62 +1472,6 @@ const char *stable_apply_name(enum stable_apply a)
 	default:
 		return "unchecked";
 	}
-}
-
-/* ---- keyword baseline ------------------------------------------------- */
-
-struct kw {
-	const char *word;   /* matched at the start of a word, lowercase */
-	double weight;
-};
-
-/* AUTOSEL-style cues; a word counts once, the subject's count double. */
-static const struct kw keywords[] = {
-	{ "fix", 0.30 },       { "bug", 0.15 },      { "crash", 0.20 },
-	{ "leak", 0.20 },      { "overflow", 0.20 }, { "underflow", 0.20 },
-	{ "null", 0.10 },      { "deref", 0.15 },    { "use-after", 0.25 },
-	{ "uaf", 0.25 },       { "double free", 0.25 }, { "race", 0.15 },
-	{ "deadlock", 0.20 },  { "hang", 0.15 },     { "panic", 0.20 },
-	{ "oops", 0.20 },      { "corrupt", 0.20 },  { "uninit", 0.15 },
-	{ "wrong", 0.10 },     { "incorrect", 0.10 }, { "invalid", 0.05 },
-	{ "prevent", 0.10 },   { "avoid", 0.10 },    { "revert", 0.20 },
-	{ "regression", 0.20 }, { "out of bound", 0.20 }, { "oob", 0.20 },
-	{ "missing", 0.05 },   { "segfault", 0.20 }, { "fail", 0.05 },
-	{ "broken", 0.10 },    { "error", 0.05 },    { "check", 0.05 },
-	{ "add support", -0.30 }, { "support for", -0.20 },
-	{ "introduce", -0.20 }, { "new ", -0.05 },   { "refactor", -0.20 },
-	{ "cleanup", -0.15 },  { "clean up", -0.15 }, { "rename", -0.15 },
-	{ "doc", -0.10 },      { "release note", -0.30 },
-	{ "version", -0.10 },  { "remove unused", -0.20 },
-	{ NULL, 0 },
-};
-
-static int has_word(const char *text, const char *w)
-{
-	const char *p = text;
-	size_t n = strlen(w);
-
-	while ((p = strcasestr(p, w)) != NULL) {
-		if (p == text || !isalnum((unsigned char)p[-1]))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
-double stable_keyword_score(const char *subject, const char *changelog)
-{
-	const struct kw *k;
-	double s = 0;
-
-	for (k = keywords; k->word; k++) {
-		if (subject && has_word(subject, k->word))
-			s += 2 * k->weight;
-		else if (changelog && has_word(changelog, k->word))
-			s += k->weight;
-	}
-	s = s / 2;
-	return s < 0 ? 0 : s > 1 ? 1 : s;
 }
 
 /* ---- suggested Fixes: ------------------------------------------------- */

@@ -13,7 +13,7 @@
  * cherry-pick onto the branch tip is clean (libgit2 in-memory merge, no
  * work tree or index touched).  It also suggests the Fixes: line for a
  * posted fix by blaming the lines it removes.  It does not score: the
- * caller ranks with the fix model (model.h) or stable_keyword_score().
+ * caller ranks with the fix model (model.h).
  */
 #ifndef PT_STABLE_H
 #define PT_STABLE_H
@@ -129,13 +129,6 @@ const char *stable_apply_name(enum stable_apply a);
  */
 int stable_find_marker(char hex[41], enum stable_match *kind,
 		       const char *msg, size_t len);
-
-/*
- * AUTOSEL-like keyword baseline: a score in [0, 1] from the subject and
- * changelog alone (fix/bug words, crash and memory-safety words, minus
- * feature/cleanup words).  Tags (Fixes:, Cc: stable) are not read.
- */
-double stable_keyword_score(const char *subject, const char *changelog);
 
 /*
  * For a posted patch that looks like a fix but has neither Fixes: nor Cc:

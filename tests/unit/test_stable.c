@@ -5,8 +5,7 @@
  * lines, a patch-id-only backport, a fix whose target the branch never
  * had, a candidate that conflicts and two candidates touching the same
  * lines.  The exact candidate list and flags are asserted, then the
- * blame-based Fixes: suggestion, the marker parser and the keyword
- * baseline.
+ * blame-based Fixes: suggestion and the marker parser.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -390,31 +389,12 @@ static void test_markers(void **state)
 	}
 }
 
-static void test_keywords(void **state)
-{
-	double fix, feat, none;
-
-	(void)state;
-	fix = stable_keyword_score("net: fix a use-after-free on close",
-				   "The socket is freed twice and crashes.");
-	feat = stable_keyword_score("net: add support for the new NIC",
-				    "Introduce a driver.");
-	none = stable_keyword_score("", "");
-	assert_true(fix > 0.5);
-	assert_true(fix <= 1.0);
-	assert_true(feat == 0.0);
-	assert_true(none == 0.0);
-	assert_true(stable_keyword_score("prefix: fixup", NULL) > 0);
-	assert_true(stable_keyword_score("suffix: prefix", NULL) == 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_suggest_fixes),
 		cmocka_unit_test(test_markers),
-		cmocka_unit_test(test_keywords),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
