@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../scoring/archive.h"
+#include "../scoring/listfeat.h"
 #include "cli.h"
 #include "cmds.h"
 
@@ -187,6 +188,49 @@ static int cmd_stats_(int argc, char **argv, struct cli_ctx *ctx)
 	return EXIT_OK;
 }
 
+static int print_row(const struct listfeat_row *r, void *ctx)
+{
+	int i;
+
+	(void)ctx;
+	printf("{\"patch_id\": %lld, \"message_id\": \"", (long long)r->patch_id);
+	for (i = 0; r->message_id && r->message_id[i]; i++)
+		if (r->message_id[i] == '"' || r->message_id[i] == '\\')
+			printf("\\%c", r->message_id[i]);
+		else if ((unsigned char)r->message_id[i] >= 0x20)
+			putchar(r->message_id[i]);
+	printf("\", \"date\": %lld, \"outcome\": \"%s\", \"is_fix\": %d, "
+	       "\"bug\": %d, \"discovered\": %lld, \"as_of\": %lld",
+	       (long long)r->date, r->outcome ? r->outcome : "",
+	       r->is_fix, r->bug, (long long)r->discovered,
+	       (long long)r->f.as_of);
+	for (i = 0; i < LISTFEAT_N; i++) {
+		if (r->f.v[i] != r->f.v[i])
+			printf(", \"%s\": null", listfeat_name(i));
+		else
+			printf(", \"%s\": %g", listfeat_name(i), r->f.v[i]);
+	}
+	puts("}");
+	return 0;
+}
+
+static int cmd_features(int argc, char **argv, struct cli_ctx *ctx)
+{
+	enum listfeat_moment m = LISTFEAT_AT_POSTING;
+	struct db *db;
+
+	if (argc == 3 && !strcmp(argv[1], "--at") &&
+	    !strcmp(argv[2], "apply"))
+		m = LISTFEAT_AT_APPLY;
+	else if (!(argc == 1 || (argc == 3 && !strcmp(argv[1], "--at") &&
+				 !strcmp(argv[2], "posting"))))
+		return cli_usage("archive", "features takes --at "
+				 "posting|apply");
+	if (cli_db(ctx, &db) || listfeat_foreach(db, m, print_row, NULL))
+		return cli_fail_last();
+	return EXIT_OK;
+}
+
 int cmd_archive(int argc, char **argv, struct cli_ctx *ctx)
 {
 	if (cli_wants_help(argc, argv, "archive"))
@@ -197,5 +241,7 @@ int cmd_archive(int argc, char **argv, struct cli_ctx *ctx)
 		return cmd_import(argc - 1, argv + 1, ctx);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats_(argc - 1, argv + 1, ctx);
+	if (!strcmp(argv[1], "features"))
+		return cmd_features(argc - 1, argv + 1, ctx);
 	return cli_usage("archive", "unknown subcommand '%s'", argv[1]);
 }
