@@ -432,9 +432,12 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 		if (rc)
 			break;
 		n = gzread(gz, m.b.ptr + m.b.len, ARCHIVE_BLOCK);
-		if (n < 0) {
+		if (n <= 0) {
+			/* a cut stream reads as EOF with Z_BUF_ERROR set */
+			zerr = Z_OK;
 			gzerror(gz, &zerr);
-			out->truncated = 1;
+			if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
+				out->truncated = 1;
 			n = 0;
 		}
 		m.b.len += (size_t)n;
@@ -444,8 +447,6 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 			break;
 		mbox_compact(&m);
 	}
-	if (!rc && !out->truncated && !gzeof(gz) && !gzdirect(gz))
-		out->truncated = 1;
 	gzclose(gz);
 	buf_free(&m.b);
 	out->commits = m.index;

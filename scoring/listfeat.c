@@ -256,14 +256,18 @@ static int versions(struct listfeat *o, struct db *db, const struct post *p)
 	return rc;
 }
 
-/* Smoothed bug rate and count of the reviewer's reviews before as_of. */
+/*
+ * Smoothed bug rate and count of the reviewer's reviews before as_of, of
+ * other series than this one.
+ */
 static int track(double *rate, double *prior, sqlite3_stmt *st,
-		 const char *email, int64_t as_of)
+		 const char *email, int64_t as_of, int64_t series)
 {
 	double n, bugs;
 
 	sqlite3_bind_text(st, 1, email, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 2, as_of);
+	sqlite3_bind_int64(st, 3, series);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_reset(st);
 		return PT_EIO;
@@ -291,7 +295,8 @@ static int reviewers(struct listfeat *o, struct db *db,
 			"r.patch_id OR (r.patch_id = 0 AND q.series_id = "
 			"r.series_id))) THEN 1 END) FROM mail_reviews r WHERE "
 			"r.email = ?1 AND r.date < ?2 AND r.kind IN "
-			"('Reviewed-by', 'Acked-by', 'Tested-by')");
+			"('Reviewed-by', 'Acked-by', 'Tested-by') AND "
+			"coalesce(r.series_id, 0) != ?3");
 	if (rc)
 		return rc;
 	rc = query(&st, db,
@@ -302,7 +307,7 @@ static int reviewers(struct listfeat *o, struct db *db,
 	     rc = sqlite3_step(st), n++) {
 		if (track(&rate, &prior, tr,
 			  (const char *)sqlite3_column_text(st, 0),
-			  o->as_of)) {
+			  o->as_of, p->series)) {
 			rc = db_error(db, "reading a reviewer's record");
 			break;
 		}
