@@ -126,13 +126,6 @@ static int next_line(const char *text, size_t len, size_t *pos,
 	return 1;
 }
 
-static int starts_ci(const char *s, size_t n, const char *w)
-{
-	size_t k = strlen(w);
-
-	return n >= k && !strncasecmp(s, w, k);
-}
-
 static int has_ci(const char *s, size_t n, const char *w)
 {
 	size_t k = strlen(w), i;
@@ -143,51 +136,75 @@ static int has_ci(const char *s, size_t n, const char *w)
 	return 0;
 }
 
-static void skip_words(struct line *l, const char *const *words)
+/* A word that may stand before "applied": greetings, which patches. */
+static int lead_word(const char *w, size_t n)
 {
-	const char *const *w;
-	int again = 1;
+	static const char *const ok[] = {
+		"thanks", "thank", "you", "hello", "hi", "and", "now", "i've",
+		"i", "have", "so", "ok", "okay", "the", "whole", "series",
+		"patches", "patch", "all", "both", "two", "three", "four",
+		"five", "six", "for", "this", "never", "mind", "dt", "first",
+		"rest", "of", "it", NULL,
+	};
+	const char *const *k;
+	size_t i;
 
-	while (again) {
-		again = 0;
-		for (w = words; *w; w++) {
-			if (!starts_ci(l->s, l->n, *w))
+	for (i = 0; i < n && (isdigit((unsigned char)w[i]) || w[i] == ',' ||
+			      w[i] == '-' || w[i] == '#');
+	     i++)
+		;
+	if (i == n)
+		return 1; /* "1,2", "1-3", "#2" */
+	while (n && strchr(",.!:;", w[n - 1]))
+		n--;
+	for (k = ok; *k; k++)
+		if (strlen(*k) == n && !strncasecmp(w, *k, n))
+			return 1;
+	return 0;
+}
+
+/* Up to 7 lead words, then the verb: "Both patches applied, thanks." */
+static int applied_verb(const struct line *l, size_t *at)
+{
+	static const char *const verbs[] = {
+		"applied", "queued", "picked up", "picked", NULL,
+	};
+	const char *const *v;
+	size_t i = 0, w, k;
+	int words = 0;
+
+	while (i < l->n && words <= 7) {
+		for (v = verbs; *v; v++) {
+			k = strlen(*v);
+			if (l->n - i < k || strncasecmp(l->s + i, *v, k))
 				continue;
-			l->s += strlen(*w);
-			l->n -= strlen(*w);
-			while (l->n && (*l->s == ' ' || *l->s == ',' ||
-					*l->s == '!' || *l->s == '.'))
-				l->s++, l->n--;
-			again = 1;
+			if (l->n - i == k ||
+			    !isalpha((unsigned char)l->s[i + k])) {
+				*at = i;
+				return 1;
+			}
 		}
+		for (w = i; w < l->n && l->s[w] != ' '; w++)
+			;
+		if (!lead_word(l->s + i, w - i))
+			return 0;
+		words++;
+		for (i = w; i < l->n && l->s[i] == ' '; i++)
+			;
 	}
+	return 0;
 }
 
 static int applied_line(struct line l)
 {
-	static const char *const lead[] = {
-		"thanks", "thank you", "hello", "hi", "and", "now", "i've",
-		"i have", "i", "so", "ok", "okay", "the whole series",
-		"whole series", "series", "patches", "patch", "all", NULL,
-	};
-	static const char *const verbs[] = {
-		"applied", "queued", "picked up", "picked", NULL,
-	};
 	static const char *const spoil[] = {
 		"not ", "n't", "on top", "test", "locally", "boot", "compile",
-		"build", "cleanly", "if ", "once ", "when ", "after ", NULL,
+		"build", "cleanly", "if ", "once ", "when ", NULL,
 	};
 	const char *const *w;
-	size_t k;
+	size_t at;
 
-	skip_words(&l, lead);
-	for (w = verbs; *w; w++) {
-		k = strlen(*w);
-		if (starts_ci(l.s, l.n, *w) &&
-		    (l.n == k || !isalpha((unsigned char)l.s[k])))
-			break;
-	}
-	if (!*w || (l.n && l.s[l.n - 1] == '?'))
+	if (!applied_verb(&l, &at) || (l.n && l.s[l.n - 1] == '?'))
 		return 0;
 	for (w = spoil; *w; w++)
 		if (has_ci(l.s, l.n, *w))

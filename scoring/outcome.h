@@ -76,8 +76,11 @@ int outcome_compute(struct outcome_counts *out, struct outcome *o);
 
 /*
  * 1 when the new (unquoted) text of a reply says the patch was applied:
- * a line starting "Applied", "Thanks, applied", "applied to ...",
- * "queued", "I've applied", "picked up", not negated ("not applied").
+ * a line whose verb "applied", "queued" or "picked up" comes after at
+ * most seven words of greeting or of which patches ("Thanks, applied",
+ * "Both patches applied", "Patches 1,2 and 4 applied to ..."), and that
+ * is not negated, conditional or about testing ("not applied", "applied
+ * on top of ... and tested", "Applied?").
  */
 int outcome_says_applied(const char *text, size_t len);
 
