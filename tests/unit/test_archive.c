@@ -517,6 +517,60 @@ static void test_features(void **state)
 	assert_int_equal(th.known, 0);
 }
 
+/* Mined commits join postings by Link: and by subject, author and date. */
+static void test_commit_join(void **state)
+{
+	struct fx *f = *state;
+	struct archive_result r;
+	struct archive *a;
+	int64_t posting;
+	char sql[1024];
+
+	build_inbox(f);
+	import_inbox(f, &r);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO repos (id, path) VALUES (1, '/r');"
+		 "INSERT INTO people (id, email) VALUES (1, 'dave@example.org');"
+		 "INSERT INTO commits (id, repo_id, sha, seq, nparents, "
+		 "author_id, author_date, commit_date, subject) VALUES "
+		 "(1, 1, '%040d', 1, 1, 1, %d, %d, 'pwm: qux: Add qux'),"
+		 "(2, 1, '%039d2', 2, 1, 1, %d, %d, 'pwm: foo: Fix bar "
+		 "overflow'),"
+		 "(3, 1, '%039d3', 3, 1, 1, %d, %d, 'pwm: qux: Add qux');"
+		 "INSERT INTO trailers (commit_id, idx, kind, key, value) VALUES"
+		 " (2, 0, %d, 'Link', 'https://lore.kernel.org/r/f1@x');"
+		 "INSERT INTO labels (commit_id, is_fix, is_stable, bug, nfixes,"
+		 " trivial_only, negative_ok) VALUES (1, 0, 0, 1, 1, 0, 1);",
+		 0, T0 + 9 * DAY, T0 + 10 * DAY, 0, T0 + 40 * DAY,
+		 T0 + 41 * DAY, 0, T0 + 200 * DAY, T0 + 200 * DAY,
+		 TRAILER_LINK);
+	assert_int_equal(db_exec(f->db, sql), 0);
+	assert_int_equal(archive_open(&a, f->db, NULL), 0);
+	assert_int_equal(archive_finish(a, &r), 0);
+	archive_free(a);
+	/* applied by a reply already: the commit joins, the evidence stays */
+	assert_q_str(f, "SELECT how FROM posting_outcomes o JOIN patches p ON "
+			"p.id = o.patch_id WHERE p.message_id = 'q1@x'",
+		     "reply");
+	assert_int_equal(q(f, "SELECT commit_id FROM posting_outcomes o JOIN "
+			      "patches p ON p.id = o.patch_id WHERE "
+			      "p.message_id = 'q1@x'"), 1);
+	assert_int_equal(q(f, LABEL("commit_bug", "q1@x")), 1);
+	/* the fix was applied: its commit's Link: names it */
+	assert_q_str(f, OUTCOME("f1@x"), "applied");
+	assert_q_str(f, "SELECT how FROM posting_outcomes o JOIN patches p ON "
+			"p.id = o.patch_id WHERE p.message_id = 'f1@x'",
+		     "link");
+	assert_int_equal(q(f, "SELECT applied_date FROM posting_outcomes o "
+			      "JOIN patches p ON p.id = o.patch_id WHERE "
+			      "p.message_id = 'f1@x'"), T0 + 41 * DAY);
+	/* commit 3 is outside the date window of every posting */
+	assert_int_equal(q(f, "SELECT count(*) FROM posting_outcomes WHERE "
+			      "commit_id = 3"), 0);
+	assert_int_equal(listfeat_posting_of_commit(&posting, f->db, 2), 0);
+	assert_int_equal(posting, pid(f, "f1@x"));
+}
+
 /* ---- mbox ---------------------------------------------------------- */
 
 static void write_mbox(const char *path, int rd, int gz)
@@ -779,6 +833,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_public_inbox, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_features, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_commit_join, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mboxrd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mboxo, setup, teardown),
