@@ -250,14 +250,25 @@ static int resolve(struct pw *pw, const char *path, char **out)
 
 	*out = NULL;
 	if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) {
-		if (strncmp(path, pw->origin, olen) ||
-		    (path[olen] && path[olen] != '/'))
+		const char *auth = strstr(path, "://") + 3;
+		const char *ours = strstr(pw->origin, "://") + 3;
+		size_t alen = strcspn(auth, "/?#");
+
+		/*
+		 * Only this server gets the token.  A proxy that makes
+		 * Patchwork build http:// links for an https:// site only
+		 * changes the scheme: keep ours.
+		 */
+		if (alen != strlen(ours) || strncmp(auth, ours, alen))
 			return pt_error_set(PT_EINVAL,
 					    "patchwork '%s' pointed to another "
 					    "server: '%s'",
 					    pw->base, path);
-		*out = pt_strdup(path);
-		return *out ? 0 : PT_ENOMEM;
+		if (buf_add(&b, pw->origin, olen) ||
+		    buf_addstr(&b, auth + alen))
+			return PT_ENOMEM;
+		*out = buf_detach(&b, NULL);
+		return 0;
 	}
 	if (!pw->api_root) {
 		const char *v;
@@ -426,8 +437,7 @@ out:
 	return rc;
 }
 
-/* The URL of rel="next" in a Link header, or NULL. */
-static char *link_next(const char *link)
+char *pw_link_next(const char *link)
 {
 	const char *p = link, *lt, *gt, *end;
 
@@ -510,7 +520,7 @@ static int walk_list(struct pw *pw, const char *path, page_cb cb, void *ctx)
 		page = NULL;
 		if (rc)
 			break;
-		next = r.link ? link_next(r.link) : NULL;
+		next = r.link ? pw_link_next(r.link) : NULL;
 		free(url);
 		url = NULL;
 		if (next) {
@@ -1058,10 +1068,17 @@ char *pw_description_cap(const char *d, size_t max)
 	len = strlen(d);
 	if (len <= max)
 		return pt_strdup(d);
-	len = max;
-	/* do not cut a UTF-8 sequence: back up over continuation bytes */
-	while (len > 0 && ((unsigned char)d[len] & 0xc0) == 0x80)
-		len--;
+	/*
+	 * Do not cut a UTF-8 sequence: back up over at most three
+	 * continuation bytes to the lead byte.  Anything else is not
+	 * UTF-8 and is cut at max.
+	 */
+	for (len = max; len > 0 && max - len < 3 &&
+			((unsigned char)d[len] & 0xc0) == 0x80;
+	     len--)
+		;
+	if (((unsigned char)d[len] & 0xc0) != 0xc0)
+		len = ((unsigned char)d[max] & 0xc0) == 0x80 ? max : len;
 	return pt_strndup(d, len);
 }
 

@@ -49,6 +49,8 @@ int pw_get_list(struct pw *pw, const char *path, json_t **out);
 /* Raw text (an mbox), following redirects. */
 int pw_get_text(struct pw *pw, const char *url, struct buf *out);
 
+/* The URL of rel="next" in a Link header (fresh), or NULL. */
+char *pw_link_next(const char *link);
 /* "2026-11-01T11:00:00[.ffffff]" (UTC, no zone) to seconds and micros. */
 int pw_parse_date(const char *s, int64_t *secs, long *usec);
 

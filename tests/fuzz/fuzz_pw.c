@@ -38,11 +38,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(u);
 	max = size ? data[0] : 0;
 	cap = pw_description_cap(s, max);
-	/* never longer than max, never a cut UTF-8 sequence at the end */
-	if (cap && (strlen(cap) > (len < max ? len : max) ||
-		    (strlen(cap) < len &&
-		     ((unsigned char)s[strlen(cap)] & 0xc0) == 0x80)))
-		__builtin_trap();
+	/*
+	 * never longer than max; shorter only by backing up (at most 3
+	 * bytes) to the lead byte of a UTF-8 sequence
+	 */
+	if (cap) {
+		size_t c = strlen(cap), lim = len < max ? len : max;
+
+		if (c > lim || (c < lim && (lim - c > 3 ||
+				((unsigned char)s[c] & 0xc0) != 0xc0)))
+			__builtin_trap();
+	}
 	free(cap);
 	free(s);
 	return 0;

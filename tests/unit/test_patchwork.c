@@ -80,8 +80,43 @@ static void test_version_and_paging(void **state)
 	assert_int_equal(pw_get_json(pw, "http://203.0.113.9/api/", &list),
 			 PT_EINVAL);
 	assert_non_null(strstr(pt_error_last(), "another server"));
+	{
+		char other[128];
+
+		/* same host, other port: another server too */
+		snprintf(other, sizeof(other), "http://127.0.0.1:%d1/api/",
+			 sim.port);
+		assert_int_equal(pw_get_json(pw, other, &list), PT_EINVAL);
+		/* same authority over https: our scheme is kept */
+		snprintf(other, sizeof(other), "https://127.0.0.1:%d/api/1.3/",
+			 sim.port);
+		assert_int_equal(pw_get_json(pw, other, &list), 0);
+		assert_true(json_is_object(list));
+		json_decref(list);
+	}
 	pw_free(pw);
 	pw_free(NULL);
+}
+
+static void test_link_header(void **state)
+{
+	char *u;
+
+	(void)state;
+	/* as Patchwork 3.1.3 sends it (DRF: sorted, encoded query) */
+	u = pw_link_next("<http://h/api/1.3/series/?page=3&per_page=2>; "
+			 "rel=\"next\", <http://h/api/1.3/series/?per_page="
+			 "2>; rel=\"prev\", <http://h/api/1.3/series/?page=1"
+			 "&per_page=2>; rel=\"first\"");
+	assert_string_equal(u, "http://h/api/1.3/series/?page=3&per_page=2");
+	free(u);
+	assert_null(pw_link_next("<http://h/a/?page=1>; rel=\"first\", "
+				 "<http://h/a/?page=1>; rel=\"last\""));
+	assert_null(pw_link_next(""));
+	assert_null(pw_link_next("<http://h/a/; rel=\"next\""));
+	u = pw_link_next("<http://h/x>;rel=next");
+	assert_string_equal(u, "http://h/x");
+	free(u);
 }
 
 static void test_dates(void **state)
@@ -346,6 +381,13 @@ static void test_checks(void **state)
 		assert_int_equal(strlen(c[0].description), 39);
 		pw_checks_free(c, n);
 	}
+	/* not UTF-8 (continuation bytes only): cut at max, not emptied */
+	d = pw_description_cap("\x89\x89\x89\x89\x89\x89", 4);
+	assert_int_equal(strlen(d), 4);
+	free(d);
+	d = pw_description_cap("ab\xe2\x80\x94", 4);
+	assert_string_equal(d, "ab");
+	free(d);
 	d = pw_description_cap("abc", 10);
 	assert_string_equal(d, "abc");
 	free(d);
@@ -435,6 +477,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_version_and_paging),
+		cmocka_unit_test(test_link_header),
 		cmocka_unit_test(test_dates),
 		cmocka_unit_test(test_events_resume),
 		cmocka_unit_test(test_series),
