@@ -270,36 +270,17 @@ static int do_events(struct cli_ctx *ctx, struct pw *pw, const char *project,
 		return rc;
 	}
 	/* one page, newest first, as Patchwork lists them */
-	rc = buf_addf(&path, "events/?project=%s", project);
+	rc = buf_addstr(&path, "events/?project=");
+	if (!rc)
+		rc = pw_url_encode(&path, project);
 	if (!rc && a->since)
-		rc = buf_addf(&path, "&since=%s", a->since);
+		rc = buf_addstr(&path, "&since=");
+	if (!rc && a->since)
+		rc = pw_url_encode(&path, a->since);
 	if (!rc)
 		rc = pw_get_json(pw, path.ptr, &list);
 	json_array_foreach(list, i, e) {
-		memset(&ev, 0, sizeof(ev));
-		ev.json = e;
-		ev.id = json_integer_value(json_object_get(e, "id"));
-		ev.date = json_string_value(json_object_get(e, "date"));
-		ev.category = json_string_value(json_object_get(e, "category"));
-		if (!ev.date || !ev.category)
-			continue;
-		{
-			const json_t *pl = json_object_get(e, "payload");
-			const char *k[] = { "series", "patch", "cover",
-					    "comment", "check" };
-			int64_t *dst[] = { &ev.series_id, &ev.patch_id,
-					   &ev.cover_id, &ev.comment_id,
-					   &ev.check_id };
-			size_t j;
-
-			for (j = 0; j < 5; j++)
-				*dst[j] = json_integer_value(json_object_get(
-					json_object_get(pl, k[j]), "id"));
-			ev.previous_state = json_string_value(
-				json_object_get(pl, "previous_state"));
-			ev.current_state = json_string_value(
-				json_object_get(pl, "current_state"));
-		}
+		pw_event_from_json(&ev, e);
 		print_event(&ev, json);
 	}
 	json_decref(list);

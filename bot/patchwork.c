@@ -48,7 +48,7 @@ static int64_t int_of(const json_t *o, const char *key)
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
 }
 
-static int url_encode(struct buf *b, const char *s)
+int pw_url_encode(struct buf *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	int rc = 0;
@@ -735,7 +735,7 @@ static int mark(struct poll *p, int64_t id, const char *date,
 	return rc;
 }
 
-static void event_fill(struct pw_event *ev, const json_t *e)
+void pw_event_from_json(struct pw_event *ev, const json_t *e)
 {
 	const json_t *pl = json_object_get(e, "payload");
 
@@ -764,7 +764,7 @@ static int poll_page(json_t *items, void *ctx)
 	int rc = 0, dup;
 
 	json_array_foreach(items, i, e) {
-		event_fill(&ev, e);
+		pw_event_from_json(&ev, e);
 		if (ev.id <= 0 || date_key(ev.date, key))
 			return pt_error_set(PT_EINVAL,
 					    "patchwork '%s' sent an event "
@@ -823,13 +823,13 @@ int pw_events_poll(struct pw *pw, struct db *db, const char *project,
 	}
 	rc = buf_addstr(&path, "events/?project=");
 	if (!rc)
-		rc = url_encode(&path, project);
+		rc = pw_url_encode(&path, project);
 	if (!rc)
 		rc = buf_addstr(&path, "&order=date");
 	if (!rc && since) {
 		rc = buf_addstr(&path, "&since=");
 		if (!rc)
-			rc = url_encode(&path, since);
+			rc = pw_url_encode(&path, since);
 	}
 	if (!rc)
 		rc = walk_list(pw, path.ptr, poll_page, &p);

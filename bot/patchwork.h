@@ -49,6 +49,8 @@ int pw_get_list(struct pw *pw, const char *path, json_t **out);
 /* Raw text (an mbox), following redirects. */
 int pw_get_text(struct pw *pw, const char *url, struct buf *out);
 
+/* Append s percent-encoded for a query value (all but A-Za-z0-9-._~). */
+int pw_url_encode(struct buf *b, const char *s);
 /* The URL of rel="next" in a Link header (fresh), or NULL. */
 char *pw_link_next(const char *link);
 /* "2026-11-01T11:00:00[.ffffff]" (UTC, no zone) to seconds and micros. */
@@ -65,6 +67,9 @@ struct pw_event {
 	const char *previous_state, *current_state;
 	const json_t *json;      /* the whole event, borrowed */
 };
+
+/* Fill ev from one event of /api/events/ (ev borrows from e). */
+void pw_event_from_json(struct pw_event *ev, const json_t *e);
 
 /*
  * Called for each new event, oldest first, inside a transaction on db

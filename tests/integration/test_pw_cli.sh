@@ -70,6 +70,10 @@ grep -q 'patch-comment-created' "$out" || fail "new comment event not seen"
 [ "$(grep -Ec '^[0-9]+ +20' "$out")" = 1 ] || fail "third poll: $(cat "$out")"
 run events || fail "pw events: $(cat "$out")"
 head -1 "$out" | grep -q '^15 ' || fail "pw events is not newest first"
+run events --since 2099-01-01T00:00:00 || fail "pw events --since"
+[ -s "$out" ] && fail "events after 2099: $(cat "$out")"
+grep -q 'since=2099-01-01T00%3A00%3A00' "$PT_TMP/requests.jsonl" ||
+	fail "--since not sent encoded"
 
 # series and patch
 run series 1 || fail "pw series 1: $(cat "$out")"
