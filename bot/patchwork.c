@@ -799,7 +799,7 @@ int pw_events_poll(struct pw *pw, struct db *db, const char *project,
 	struct poll p;
 	struct buf path = BUF_INIT;
 	char *last = NULL;
-	const char *since;
+	const char *since, *ver;
 	int64_t last_id = 0;
 	int rc;
 
@@ -811,6 +811,14 @@ int pw_events_poll(struct pw *pw, struct db *db, const char *project,
 	p.ctx = ctx;
 	if (handled)
 		*handled = 0;
+	rc = pw_api_version(pw, &ver);
+	if (!rc && (strncmp(ver, "1.", 2) || atoi(ver + 2) < 1))
+		rc = pt_error_set(PT_EINVAL,
+				  "patchwork '%s': API version %s has no "
+				  "usable events; 1.1 or newer is needed",
+				  pw->base, ver);
+	if (rc)
+		return rc;
 	rc = pw_events_position(pw, db, project, &last_id, &last);
 	if (rc == PT_ENOTFOUND)
 		rc = 0;

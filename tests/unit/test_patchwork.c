@@ -205,6 +205,24 @@ static void test_events_resume(void **state)
 	pw_free(pw);
 	db_close(db);
 
+	/* a configured API version too old for events is refused */
+	{
+		struct pw_opts o;
+		struct pw *old = NULL;
+
+		memset(&o, 0, sizeof(o));
+		o.url = sim.url;
+		o.project = "test";
+		o.api_version = "1.0";
+		assert_int_equal(pw_new(&old, &o), 0);
+		assert_int_equal(db_open(&db, file), 0);
+		assert_int_equal(pw_events_poll(old, db, "test", NULL,
+						on_event, &s, &n), PT_EINVAL);
+		assert_non_null(strstr(pt_error_last(), "1.1 or newer"));
+		db_close(db);
+		pw_free(old);
+	}
+
 	/* restart again: nothing new, nothing reprocessed */
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(db_open(&db, file), 0);
