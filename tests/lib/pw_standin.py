@@ -28,7 +28,8 @@ Faults can be set at run time too: POST /__control__ with a JSON object
  "method": "POST" (only that method), "clear": true,
  "import": "<raw mail>", "freeze_clock": "2026-12-03T07:00:00" | null}.
 GET /__control__ returns the counters.  --record appends one JSON line per
-request (method, path, headers with the Authorization value masked).
+request but those to /__control__ (method, path, headers with the
+Authorization value masked).
 
 Python 3 standard library only.
 """
