@@ -1,0 +1,102 @@
+#!/bin/bash
+# test_archive_cli.sh - `patchtriage archive import|stats|features` from
+# the command line: an mbox and a gzip'd copy of it, a public-inbox epoch
+# built with the git CLI (one commit per message, the message in blob
+# `m`) read twice (the second import reads nothing), a malformed message
+# skipped with its reason, the JSON forms, and usage errors.
+set -u
+. "$PT_SOURCE_DIR/tests/lib/testlib.sh"
+bin=$PT_BIN
+pt_tmpdir
+st=$PT_TMP/state
+mbox=$PT_SOURCE_DIR/tests/data/sample-series.mbox
+
+expect_exit 2 "$bin" --state "$st" archive
+expect_exit 2 "$bin" --state "$st" archive import
+expect_exit 2 "$bin" --state "$st" archive import --mbox
+expect_exit 2 "$bin" --state "$st" archive import --mbox a --public-inbox b
+expect_exit 2 "$bin" --state "$st" archive import --bogus x
+expect_exit 2 "$bin" --state "$st" archive features --at never
+expect_err "cannot open '$PT_TMP/none.mbox'" \
+	"$bin" --state "$st" archive import --mbox "$PT_TMP/none.mbox"
+expect_exit 1 "$bin" --state "$st" archive import --public-inbox "$PT_TMP"
+
+# mbox, then the same mail gzip'd: nothing new the second time
+expect_out "read 4 messages from 1 sources: 4 new, 0 already stored, 0 skipped" \
+	"$bin" --state "$st" archive import --mbox "$mbox"
+gzip -c "$mbox" > "$PT_TMP/s.mbox.gz"
+expect_out "read 4 messages from 1 sources: 0 new, 4 already stored" \
+	"$bin" --state "$st" archive import --mbox "$PT_TMP/s.mbox.gz"
+expect_out '"patches": 3, ' "$bin" --state "$st" archive stats --json
+expect_out '"sources": 2, ' "$bin" --state "$st" archive stats --json
+expect_out '^series: +1 \(1 complete' "$bin" --state "$st" archive stats
+n=$("$bin" --state "$st" archive features | grep -c '"outcome": "none"')
+pt_checks=$((pt_checks + 1))
+[ "$n" = 3 ] || fail "archive features printed $n postings, expected 3"
+
+# a public-inbox epoch made with git: two messages, one without an id
+pi=$PT_TMP/inbox.git
+git init -q --bare "$pi"
+commit_msg() { # FILE
+	local blob tree parent
+	blob=$(git -C "$pi" hash-object -w "$1")
+	tree=$(printf '100644 blob %s\tm\n' "$blob" | git -C "$pi" mktree)
+	parent=$(git -C "$pi" rev-parse -q --verify refs/heads/master || true)
+	c=$(GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=l \
+		GIT_COMMITTER_EMAIL=l@x git -C "$pi" commit-tree "$tree" \
+		${parent:+-p "$parent"} -m m)
+	git -C "$pi" update-ref refs/heads/master "$c"
+}
+cat > "$PT_TMP/1.eml" <<'EOF'
+From: Alice <alice@example.org>
+Date: Mon, 01 Jan 2024 10:00:00 +0000
+Subject: [PATCH] pwm: foo: Add bar
+Message-ID: <pi-1@example.org>
+
+Add bar.
+
+Signed-off-by: Alice <alice@example.org>
+---
+diff --git a/drivers/pwm/pwm-foo.c b/drivers/pwm/pwm-foo.c
+--- a/drivers/pwm/pwm-foo.c
++++ b/drivers/pwm/pwm-foo.c
+@@ -1,2 +1,3 @@
+ a
++b
+ c
+EOF
+cat > "$PT_TMP/2.eml" <<'EOF'
+From: Bob <bob@example.org>
+Date: Tue, 02 Jan 2024 10:00:00 +0000
+Subject: Re: [PATCH] pwm: foo: Add bar
+In-Reply-To: <pi-1@example.org>
+
+This reply has no Message-ID.
+EOF
+cat > "$PT_TMP/3.eml" <<'EOF'
+From: Uwe <uwe@example.org>
+Date: Wed, 03 Jan 2024 10:00:00 +0000
+Subject: Re: [PATCH] pwm: foo: Add bar
+Message-ID: <pi-3@example.org>
+In-Reply-To: <pi-1@example.org>
+References: <pi-1@example.org>
+
+Applied, thanks.
+EOF
+commit_msg "$PT_TMP/1.eml"
+commit_msg "$PT_TMP/2.eml"
+expect_out "read 2 messages from 1 sources: 1 new, 0 already stored, 1 skipped" \
+	"$bin" --state "$st" archive import --public-inbox "$pi"
+expect_out "read 0 messages" \
+	"$bin" --state "$st" archive import --public-inbox "$pi"
+commit_msg "$PT_TMP/3.eml"
+expect_out "read 1 messages from 1 sources: 1 new" \
+	"$bin" --state "$st" archive import --public-inbox "$pi"
+expect_out "read 3 messages from 1 sources: 0 new, 2 already stored, 1 skipped" \
+	"$bin" --state "$st" archive import --full --public-inbox "$pi"
+expect_out '"applied": 1, "applied_reply": 1' \
+	"$bin" --state "$st" archive stats --json
+expect_out '"skipped": 1, ' "$bin" --state "$st" archive stats --json
+expect_out '"outcome": "applied"' "$bin" --state "$st" archive features \
+	--at apply
+finish
