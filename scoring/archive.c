@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <git2.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -566,48 +567,194 @@ static void count_kind(struct archive *a, const struct thread_result *r)
 	}
 }
 
-/* A database failure stops the import; anything about the mail skips. */
-static int import_one(struct archive *a, const char *msg, size_t len,
-		      const char *pos)
-{
-	struct thread_result r;
-	struct patch *p = NULL;
-	char why[160];
-	int rc;
+/*
+ * Reading and parsing run on a second thread, threading and the database
+ * on the caller's: the reader hands parsed messages over through a small
+ * bounded queue, so the two overlap and memory stays at ARCHIVE_QUEUE
+ * parsed messages.  A database failure stops both; anything wrong with a
+ * message only skips it.
+ */
+#define ARCHIVE_QUEUE 64
 
-	memset(&r, 0, sizeof(r));
+struct item {
+	struct patch *p;      /* NULL when parsing failed */
+	int rc;               /* the parse error, 0 when p is set */
+	char *why;            /* its message (malloc'd) */
+	char pos[48];
+};
+
+struct pipe {
+	pthread_mutex_t mu;
+	pthread_cond_t can_put, can_get;
+	struct item q[ARCHIVE_QUEUE];
+	size_t head, n;
+	int done, stop;
+	/* the reader's side */
+	int pi;               /* public-inbox (else mbox) */
+	const char *path, *since;
+	struct archive_walk walk;
+	int rc;
+	char *err;
+};
+
+static void item_clear(struct item *it)
+{
+	patch_free(it->p);
+	free(it->why);
+	memset(it, 0, sizeof(*it));
+}
+
+static void parse_item(struct item *it, const char *msg, size_t len,
+		       const char *pos)
+{
+	char why[160];
+
+	memset(it, 0, sizeof(*it));
+	snprintf(it->pos, sizeof(it->pos), "%s", pos);
 	if (!msg) {
 		snprintf(why, sizeof(why), "message of %zu bytes is over the "
 			 "%u-byte limit", len, PT_MAX_MAIL_SIZE);
-		return record_skip(a, pos, why);
+		it->rc = PT_ETOOBIG;
+	} else if ((it->rc = patch_from_mail(&it->p, msg, len))) {
+		snprintf(why, sizeof(why), "%s", pt_error_last());
+	} else if (!it->p->message_id || !*it->p->message_id) {
+		patch_free(it->p);
+		it->p = NULL;
+		it->rc = PT_EINVAL;
+		snprintf(why, sizeof(why), "no Message-ID");
 	}
-	rc = patch_from_mail(&p, msg, len);
-	if (!rc && (!p->message_id || !*p->message_id))
-		rc = pt_error_set(PT_EINVAL, "no Message-ID");
-	if (!rc)
-		rc = thread_add_patch(a->thread, p, a->source, &r);
-	if (!rc)
-		rc = outcome_note(a->outcome, p, &r);
-	if (rc && rc != PT_EIO && rc != PT_ENOMEM) {
-		rc = record_skip(a, pos, pt_error_last());
-	} else if (!rc) {
-		count_kind(a, &r);
-	}
-	thread_result_clear(&r);
-	patch_free(p);
-	return rc;
+	if (it->rc)
+		it->why = strdup(why);
 }
 
-static int import_cb(const char *msg, size_t len, const char *pos,
-		     void *ctx)
+static int produce_cb(const char *msg, size_t len, const char *pos,
+		      void *ctx)
 {
-	struct archive *a = ctx;
+	struct pipe *q = ctx;
+	struct item it;
+
+	parse_item(&it, msg, len, pos);
+	pthread_mutex_lock(&q->mu);
+	while (q->n == ARCHIVE_QUEUE && !q->stop)
+		pthread_cond_wait(&q->can_put, &q->mu);
+	if (q->stop) {
+		pthread_mutex_unlock(&q->mu);
+		item_clear(&it);
+		return 1;
+	}
+	q->q[(q->head + q->n++) % ARCHIVE_QUEUE] = it;
+	pthread_cond_signal(&q->can_get);
+	pthread_mutex_unlock(&q->mu);
+	return 0;
+}
+
+static void *reader(void *arg)
+{
+	struct pipe *q = arg;
+	int rc;
+
+	if (q->pi)
+		rc = archive_pi_foreach(&q->walk, q->path, q->since,
+					produce_cb, q);
+	else
+		rc = archive_mbox_foreach(&q->walk, q->path, produce_cb, q);
+	pthread_mutex_lock(&q->mu);
+	q->rc = rc;
+	if (rc)
+		q->err = strdup(pt_error_last());
+	q->done = 1;
+	pthread_cond_signal(&q->can_get);
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* Next parsed message; 0 when the reader is done and the queue empty. */
+static int consume(struct pipe *q, struct item *out)
+{
+	int got = 0;
+
+	pthread_mutex_lock(&q->mu);
+	while (!q->n && !q->done)
+		pthread_cond_wait(&q->can_get, &q->mu);
+	if (q->n) {
+		*out = q->q[q->head];
+		q->head = (q->head + 1) % ARCHIVE_QUEUE;
+		q->n--;
+		got = 1;
+		pthread_cond_signal(&q->can_put);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return got;
+}
+
+static int import_item(struct archive *a, struct item *it)
+{
+	struct thread_result r;
 	int rc;
 
 	a->res.messages++;
 	a->src_messages++;
-	rc = import_one(a, msg, len, pos);
-	progress(a, 0);
+	if (it->rc == PT_ENOMEM)
+		return pt_error_set(PT_ENOMEM, "out of memory");
+	if (it->rc)
+		return record_skip(a, it->pos, it->why);
+	memset(&r, 0, sizeof(r));
+	rc = thread_add_patch(a->thread, it->p, a->source, &r);
+	if (!rc)
+		rc = outcome_note(a->outcome, it->p, &r);
+	if (rc && rc != PT_EIO && rc != PT_ENOMEM)
+		rc = record_skip(a, it->pos, pt_error_last());
+	else if (!rc)
+		count_kind(a, &r);
+	thread_result_clear(&r);
+	return rc;
+}
+
+/* Read pi/path (from after since) through the pipe into the database. */
+static int import_source(struct archive *a, int pi, const char *path,
+			 const char *since, struct archive_walk *walk)
+{
+	struct pipe *q;
+	struct item it;
+	pthread_t th;
+	int rc = 0;
+
+	q = pt_calloc(1, sizeof(*q));
+	if (!q)
+		return PT_ENOMEM;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->can_put, NULL);
+	pthread_cond_init(&q->can_get, NULL);
+	q->pi = pi;
+	q->path = path;
+	q->since = since;
+	if (pthread_create(&th, NULL, reader, q)) {
+		rc = pt_error_set(PT_ERROR, "cannot start the reader of '%s'",
+				  path);
+		goto out;
+	}
+	while (consume(q, &it)) {
+		if (!rc)
+			rc = import_item(a, &it);
+		item_clear(&it);
+		if (rc) {
+			pthread_mutex_lock(&q->mu);
+			q->stop = 1;
+			pthread_cond_signal(&q->can_put);
+			pthread_mutex_unlock(&q->mu);
+		}
+		progress(a, 0);
+	}
+	pthread_join(th, NULL);
+	if (!rc && q->rc)
+		rc = pt_error_set(q->rc, "%s", q->err ? q->err : "read error");
+	*walk = q->walk;
+out:
+	free(q->err);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->can_put);
+	pthread_cond_destroy(&q->can_get);
+	free(q);
 	return rc;
 }
 
@@ -689,7 +836,7 @@ int archive_import_pi(struct archive *a, const char *gitdir)
 	if (!rc && !a->opts->full)
 		rc = source_get(a, abs, &last);
 	if (!rc)
-		rc = archive_pi_foreach(&w, abs, last, import_cb, a);
+		rc = import_source(a, 1, abs, last, &w);
 	if (!rc) {
 		a->res.deleted += w.deleted;
 		rc = source_save(a, abs, "public-inbox", w.last);
@@ -709,7 +856,7 @@ int archive_import_mbox(struct archive *a, const char *path)
 
 	rc = begin_source(a, &abs, path);
 	if (!rc)
-		rc = archive_mbox_foreach(&w, abs, import_cb, a);
+		rc = import_source(a, 0, abs, NULL, &w);
 	if (!rc && w.truncated)
 		rc = record_skip(a, "end", "compressed stream ends early");
 	if (!rc)
