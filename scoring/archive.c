@@ -837,6 +837,9 @@ int archive_import_pi(struct archive *a, const char *gitdir)
 		rc = source_get(a, abs, &last);
 	if (!rc)
 		rc = import_source(a, 1, abs, last, &w);
+	/* what outcome.c holds back must be stored before the position */
+	if (!rc)
+		rc = outcome_flush(a->outcome);
 	if (!rc) {
 		a->res.deleted += w.deleted;
 		rc = source_save(a, abs, "public-inbox", w.last);
@@ -857,6 +860,8 @@ int archive_import_mbox(struct archive *a, const char *path)
 	rc = begin_source(a, &abs, path);
 	if (!rc)
 		rc = import_source(a, 0, abs, NULL, &w);
+	if (!rc)
+		rc = outcome_flush(a->outcome);
 	if (!rc && w.truncated)
 		rc = record_skip(a, "end", "compressed stream ends early");
 	if (!rc)

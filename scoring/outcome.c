@@ -20,11 +20,31 @@
 
 #define OUTCOME_MAX_ITEMS 256
 #define OUTCOME_ITEM_UNNUMBERED 1000
+#define OUTCOME_MAX_COLS 10
+#define OUTCOME_BATCH 1024
+
+/*
+ * A row noted but not yet written: the threading commits once per
+ * message, and one more autocommit per message for these rows would cost
+ * as much again, so they are written OUTCOME_BATCH at a time.
+ */
+struct drow {
+	sqlite3_stmt *st;
+	const char *what;
+	struct {
+		int type;     /* 0 NULL, 1 integer, 2 text */
+		int64_t i;
+		char *s;
+	} v[OUTCOME_MAX_COLS];
+};
 
 struct outcome {
 	struct db *db;
 	struct labels_conf *lconf;
 	sqlite3_stmt *post, *fixref, *notice, *ask;
+	struct drow *rows;
+	size_t nrows, caprows;
+	int nomem;
 };
 
 int outcome_open(struct outcome **out, struct db *db,
@@ -67,10 +87,24 @@ int outcome_open(struct outcome **out, struct db *db,
 	return 0;
 }
 
+static void rows_clear(struct outcome *o)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < o->nrows; i++)
+		for (k = 0; k < OUTCOME_MAX_COLS; k++)
+			free(o->rows[i].v[k].s);
+	o->nrows = 0;
+	o->nomem = 0;
+}
+
 void outcome_free(struct outcome *o)
 {
 	if (!o)
 		return;
+	rows_clear(o);
+	free(o->rows);
 	sqlite3_finalize(o->post);
 	sqlite3_finalize(o->fixref);
 	sqlite3_finalize(o->notice);
@@ -94,6 +128,86 @@ static int step_reset(struct outcome *o, sqlite3_stmt *st, const char *what)
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return rc == SQLITE_DONE ? 0 : db_error(o->db, what);
+}
+
+/* A new pending row for st; NULL (and o->nomem) when out of memory. */
+static struct drow *row_new(struct outcome *o, sqlite3_stmt *st,
+			    const char *what)
+{
+	struct drow *r;
+
+	if (o->nrows == o->caprows) {
+		size_t cap = o->caprows ? 2 * o->caprows : 64;
+
+		r = pt_reallocarray(o->rows, cap, sizeof(*r));
+		if (!r) {
+			o->nomem = 1;
+			return NULL;
+		}
+		o->rows = r;
+		o->caprows = cap;
+	}
+	r = &o->rows[o->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->st = st;
+	r->what = what;
+	return r;
+}
+
+static void row_text(struct outcome *o, struct drow *r, int col,
+		     const char *s)
+{
+	if (!r || !s)
+		return;
+	r->v[col - 1].type = 2;
+	r->v[col - 1].s = strdup(s);
+	if (!r->v[col - 1].s)
+		o->nomem = 1;
+}
+
+static void row_int(struct drow *r, int col, int64_t v)
+{
+	if (!r)
+		return;
+	r->v[col - 1].type = 1;
+	r->v[col - 1].i = v;
+}
+
+static int row_done(struct outcome *o)
+{
+	if (o->nomem) {
+		rows_clear(o);
+		return pt_error_set(PT_ENOMEM, "out of memory");
+	}
+	return o->nrows >= OUTCOME_BATCH ? outcome_flush(o) : 0;
+}
+
+int outcome_flush(struct outcome *o)
+{
+	struct drow *r;
+	size_t i;
+	int k, rc;
+
+	if (!o->nrows)
+		return 0;
+	rc = db_begin(o->db);
+	for (i = 0; !rc && i < o->nrows; i++) {
+		r = &o->rows[i];
+		for (k = 0; k < OUTCOME_MAX_COLS; k++) {
+			if (r->v[k].type == 1)
+				sqlite3_bind_int64(r->st, k + 1, r->v[k].i);
+			else if (r->v[k].type == 2)
+				sqlite3_bind_text(r->st, k + 1, r->v[k].s, -1,
+						  SQLITE_STATIC);
+		}
+		rc = step_reset(o, r->st, r->what);
+	}
+	if (!rc)
+		rc = db_commit(o->db);
+	if (rc)
+		db_rollback(o->db);
+	rows_clear(o);
+	return rc;
 }
 
 /* ---- text rules ---------------------------------------------------- */
@@ -391,19 +505,21 @@ static const char *trivial_rule(const struct outcome *o,
 static int note_fixref(struct outcome *o, const struct patch *p,
 		       const char *kind, const char *ref, const char *subj)
 {
+	struct drow *r;
 	char *norm = NULL;
 	int rc;
 
 	if (subj && !(norm = subject_normalise(subj)))
 		return PT_ENOMEM;
-	bind_str(o->fixref, 1, p->message_id);
-	bind_str(o->fixref, 2, kind);
-	bind_str(o->fixref, 3, ref ? ref : "");
-	bind_str(o->fixref, 4, subj);
-	bind_str(o->fixref, 5, norm ? norm : "");
-	sqlite3_bind_int64(o->fixref, 6, p->author_date);
-	bind_str(o->fixref, 7, trivial_rule(o, p, kind));
-	rc = step_reset(o, o->fixref, "storing a fix reference");
+	r = row_new(o, o->fixref, "storing a fix reference");
+	row_text(o, r, 1, p->message_id);
+	row_text(o, r, 2, kind);
+	row_text(o, r, 3, ref ? ref : "");
+	row_text(o, r, 4, subj);
+	row_text(o, r, 5, norm ? norm : "");
+	row_int(r, 6, p->author_date);
+	row_text(o, r, 7, trivial_rule(o, p, kind));
+	rc = row_done(o);
 	free(norm);
 	return rc;
 }
@@ -429,6 +545,7 @@ static void revert_sha(const struct patch *p, char sha[41])
 
 static int note_patch(struct outcome *o, const struct patch *p)
 {
+	struct drow *r;
 	char *norm, *rev;
 	char sha[41];
 	size_t i;
@@ -440,20 +557,21 @@ static int note_patch(struct outcome *o, const struct patch *p)
 	rev = outcome_revert_subject(p->subject.clean);
 	for (i = 0; i < p->ntrailers; i++)
 		stable |= p->trailers[i].is_stable;
-	bind_str(o->post, 1, p->message_id);
-	sqlite3_bind_int64(o->post, 2, p->author_date);
-	bind_str(o->post, 3, p->author.email);
-	bind_str(o->post, 4, norm);
-	sqlite3_bind_int(o->post, 5, patch_is_tagged_fix(p) ? 1 : 0);
-	sqlite3_bind_int(o->post, 6, stable);
-	sqlite3_bind_int(o->post, 7, rev != NULL);
-	sqlite3_bind_int(o->post, 8,
+	r = row_new(o, o->post, "storing a posting");
+	row_text(o, r, 1, p->message_id);
+	row_int(r, 2, p->author_date);
+	row_text(o, r, 3, p->author.email);
+	row_text(o, r, 4, norm);
+	row_int(r, 5, patch_is_tagged_fix(p) ? 1 : 0);
+	row_int(r, 6, stable);
+	row_int(r, 7, rev != NULL);
+	row_int(r, 8,
 			 (int)patch_count_trailers(p, TRAILER_REVIEWED));
-	sqlite3_bind_int(o->post, 9,
+	row_int(r, 9,
 			 (int)patch_count_trailers(p, TRAILER_ACKED));
-	sqlite3_bind_int(o->post, 10,
+	row_int(r, 10,
 			 (int)patch_count_trailers(p, TRAILER_TESTED));
-	rc = step_reset(o, o->post, "storing a posting");
+	rc = row_done(o);
 	for (i = 0; !rc && i < p->ntrailers; i++)
 		if (p->trailers[i].kind == TRAILER_FIXES)
 			rc = note_fixref(o, p, "fixes", p->trailers[i].fixes_sha,
@@ -482,20 +600,21 @@ static int store_notice(struct outcome *o, const struct patch *p,
 			const char *kind, unsigned item, const char *subj,
 			const char *sha)
 {
+	struct drow *r;
 	char *norm = NULL;
 	int rc;
 
 	if (subj && !(norm = subject_normalise(subj)))
 		return PT_ENOMEM;
-	bind_str(o->notice, 1, p->message_id);
-	bind_str(o->notice, 2, kind);
-	bind_str(o->notice, 3, p->author.email);
-	sqlite3_bind_int64(o->notice, 4, p->author_date);
-	sqlite3_bind_int(o->notice, 5, (int)item);
-	bind_str(o->notice, 6, norm);
-	bind_str(o->notice, 7, sha && *sha ? sha : NULL);
-	sqlite3_bind_null(o->notice, 8);
-	rc = step_reset(o, o->notice, "storing an applied notice");
+	r = row_new(o, o->notice, "storing an applied notice");
+	row_text(o, r, 1, p->message_id);
+	row_text(o, r, 2, kind);
+	row_text(o, r, 3, p->author.email);
+	row_int(r, 4, p->author_date);
+	row_int(r, 5, (int)item);
+	row_text(o, r, 6, norm);
+	row_text(o, r, 7, sha && *sha ? sha : NULL);
+	rc = row_done(o);
 	free(norm);
 	return rc;
 }
@@ -541,7 +660,8 @@ static int note_asks(struct outcome *o, const struct patch *p,
 {
 	struct line l;
 	size_t pos = 0, len = strlen(text);
-	int q = 0, r = 0, nits = 0;
+	struct drow *r;
+	int q = 0, asks = 0, nits = 0;
 
 	while (next_line(text, len, &pos, &l)) {
 		if (!l.n || l.s[0] == '>')
@@ -549,17 +669,18 @@ static int note_asks(struct outcome *o, const struct patch *p,
 		if (l.n >= 2 && !memcmp(l.s, "--", 2))
 			break;
 		q += l.s[l.n - 1] == '?';
-		r += has_ci(l.s, l.n, "please") || has_ci(l.s, l.n, "should")
+		asks += has_ci(l.s, l.n, "please") || has_ci(l.s, l.n, "should")
 		     || has_ci(l.s, l.n, "could you") ||
 		     has_ci(l.s, l.n, "instead") ||
 		     has_ci(l.s, l.n, "would be better");
 		nits += has_ci(l.s, l.n, "nit");
 	}
-	bind_str(o->ask, 1, p->message_id);
-	sqlite3_bind_int(o->ask, 2, q);
-	sqlite3_bind_int(o->ask, 3, r);
-	sqlite3_bind_int(o->ask, 4, nits);
-	return step_reset(o, o->ask, "storing review asks");
+	r = row_new(o, o->ask, "storing review asks");
+	row_text(o, r, 1, p->message_id);
+	row_int(r, 2, q);
+	row_int(r, 3, asks);
+	row_int(r, 4, nits);
+	return row_done(o);
 }
 
 static int note_reply(struct outcome *o, const struct patch *p)
@@ -993,7 +1114,9 @@ int outcome_compute(struct outcome_counts *out, struct outcome *o)
 	int rc, mined = 0;
 
 	memset(out, 0, sizeof(*out));
-	rc = db_begin(o->db);
+	rc = outcome_flush(o);
+	if (!rc)
+		rc = db_begin(o->db);
 	if (rc)
 		return rc;
 	rc = exec_all(o, applied_sql);

@@ -53,9 +53,16 @@ int outcome_open(struct outcome **out, struct db *db,
 		 const char *labels_conf);
 void outcome_free(struct outcome *o);
 
-/* Keep what message p (threaded as res) says about outcomes. */
+/*
+ * Keep what message p (threaded as res) says about outcomes.  The rows
+ * are written in batches of OUTCOME_BATCH messages' worth, each in its
+ * own transaction, so call it outside a transaction; outcome_flush()
+ * writes what is pending (outcome_compute() does so first).  Rows still
+ * pending at outcome_free() are dropped.
+ */
 int outcome_note(struct outcome *o, const struct patch *p,
 		 const struct thread_result *res);
+int outcome_flush(struct outcome *o);
 
 struct outcome_counts {
 	size_t postings;      /* patches */
