@@ -303,7 +303,7 @@ static int print_table(struct run *r)
 			 stable_target_name(sc->target),
 			 stable_apply_name(sc->apply), d.ptr, sc->subject);
 		for (k = 0; k < r->c[i].nwhy; k++)
-			buf_addf(&b, "%*s%s %s\n", 10, "", k ? " " : "why:",
+			buf_addf(&b, "%*s%s %s\n", 10, "", k ? "    " : "why:",
 				 r->c[i].why[k]);
 	}
 	fputs(b.ptr, stdout);

@@ -10,6 +10,8 @@
  */
 #include "stable.h"
 
+#include "treediff.h"
+
 #include <ctype.h>
 #include <git2.h>
 #include <stdlib.h>
@@ -116,13 +118,8 @@ struct bcommit {
 	enum stable_match kind; /* marker kind, NONE when it has none */
 };
 
-struct cfile {
-	char *path;
-	git_oid old, new;         /* zero for an added / deleted file */
-};
-
 struct changes {
-	struct cfile *f;          /* sorted by path */
+	struct treediff_file *f;  /* sorted by path */
 	size_t n;
 	uint64_t sig;             /* FNV-1a of the paths */
 };
@@ -308,141 +305,13 @@ static int peel_commit(git_oid *out, git_repository *repo, const char *rev)
 
 /* ---- changed files ---------------------------------------------------- */
 
-/*
- * libgit2's tree-to-tree diff visits every entry of both trees (about 5
- * ms a commit on DPDK); comparing the trees ourselves skips every
- * subtree whose id is unchanged and never loads a blob.
- */
-struct tdiff {
-	git_repository *repo;
-	struct changes *ch;
-	size_t cap;
-	struct buf path;
-	unsigned depth;
-};
-
-static int add_change(struct tdiff *t, const git_oid *old, const git_oid *new)
-{
-	struct cfile *f;
-
-	if (t->ch->n >= PT_MAX_FILES)
-		return 0; /* enough to know what it touches */
-	if (t->ch->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 8;
-
-		f = pt_reallocarray(t->ch->f, cap, sizeof(*f));
-		if (!f)
-			return PT_ENOMEM;
-		t->ch->f = f;
-		t->cap = cap;
-	}
-	f = &t->ch->f[t->ch->n];
-	memset(f, 0, sizeof(*f));
-	f->path = pt_strdup(t->path.ptr);
-	if (!f->path)
-		return PT_ENOMEM;
-	if (old)
-		git_oid_cpy(&f->old, old);
-	if (new)
-		git_oid_cpy(&f->new, new);
-	t->ch->n++;
-	return 0;
-}
-
-static int tree_cmp(struct tdiff *t, const git_tree *a, const git_tree *b);
-
-static int lookup_tree(git_tree **out, git_repository *repo,
-		       const git_tree_entry *e)
-{
-	*out = NULL;
-	if (!e || git_tree_entry_type(e) != GIT_OBJECT_TREE)
-		return 0;
-	if (git_tree_lookup(out, repo, git_tree_entry_id(e)))
-		return git_fail("cannot read tree",
-				git_oid_tostr_s(git_tree_entry_id(e)));
-	return 0;
-}
-
-/* One name on either side (a or b may be NULL). */
-static int entry_pair(struct tdiff *t, const git_tree_entry *a,
-		      const git_tree_entry *b)
-{
-	git_object_t ta = a ? git_tree_entry_type(a) : GIT_OBJECT_INVALID;
-	git_object_t tb = b ? git_tree_entry_type(b) : GIT_OBJECT_INVALID;
-	size_t plen = t->path.len;
-	git_tree *x = NULL, *y = NULL;
-	int rc;
-
-	if (a && b && !git_oid_cmp(git_tree_entry_id(a), git_tree_entry_id(b))
-	    && git_tree_entry_filemode(a) == git_tree_entry_filemode(b))
-		return 0;
-	rc = buf_addstr(&t->path, git_tree_entry_name(a ? a : b));
-	if (rc)
-		return rc;
-	if (ta == GIT_OBJECT_TREE || tb == GIT_OBJECT_TREE) {
-		/* a file replaced by a directory or back: delete + add */
-		if (ta == GIT_OBJECT_BLOB)
-			rc = add_change(t, git_tree_entry_id(a), NULL);
-		if (!rc && tb == GIT_OBJECT_BLOB)
-			rc = add_change(t, NULL, git_tree_entry_id(b));
-		if (!rc)
-			rc = lookup_tree(&x, t->repo, a);
-		if (!rc)
-			rc = lookup_tree(&y, t->repo, b);
-		if (!rc)
-			rc = buf_addch(&t->path, '/');
-		if (!rc && t->depth < 256) {
-			t->depth++;
-			rc = tree_cmp(t, x, y);
-			t->depth--;
-		}
-	} else if (ta == GIT_OBJECT_BLOB || tb == GIT_OBJECT_BLOB) {
-		rc = add_change(t, ta == GIT_OBJECT_BLOB ?
-				git_tree_entry_id(a) : NULL,
-				tb == GIT_OBJECT_BLOB ?
-				git_tree_entry_id(b) : NULL);
-	} /* submodules (commit entries) are not files of this tree */
-	git_tree_free(x);
-	git_tree_free(y);
-	buf_truncate(&t->path, plen);
-	return rc;
-}
-
-static int tree_cmp(struct tdiff *t, const git_tree *a, const git_tree *b)
-{
-	size_t i, n;
-	int rc = 0;
-
-	n = b ? git_tree_entrycount(b) : 0;
-	for (i = 0; i < n && !rc; i++) {
-		const git_tree_entry *e = git_tree_entry_byindex(b, i);
-
-		rc = entry_pair(t, a ? git_tree_entry_byname(
-				    a, git_tree_entry_name(e)) : NULL, e);
-	}
-	n = a ? git_tree_entrycount(a) : 0;
-	for (i = 0; i < n && !rc; i++) {
-		const git_tree_entry *e = git_tree_entry_byindex(a, i);
-
-		if (!b || !git_tree_entry_byname(b, git_tree_entry_name(e)))
-			rc = entry_pair(t, e, NULL);
-	}
-	return rc;
-}
-
-static int cfile_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct cfile *)a)->path,
-		      ((const struct cfile *)b)->path);
-}
-
 static void changes_clear(struct changes *ch)
 {
-	size_t i;
+	struct treediff d;
 
-	for (i = 0; i < ch->n; i++)
-		free(ch->f[i].path);
-	free(ch->f);
+	d.f = ch->f;
+	d.n = d.cap = ch->n;
+	treediff_clear(&d);
 	memset(ch, 0, sizeof(*ch));
 }
 
@@ -450,42 +319,25 @@ static void changes_clear(struct changes *ch)
 static int commit_changes(struct changes *ch, git_repository *repo,
 			  const git_commit *c)
 {
-	struct tdiff t;
-	git_commit *parent = NULL;
-	git_tree *old = NULL, *new = NULL;
+	struct treediff d;
 	uint64_t h = 1469598103934665603ull;
 	size_t i;
 	const char *s;
-	int rc = 0;
+	int rc;
 
 	memset(ch, 0, sizeof(*ch));
-	memset(&t, 0, sizeof(t));
-	t.repo = repo;
-	t.ch = ch;
-	buf_init(&t.path, PT_MAX_LINE_LEN);
-	if ((git_commit_parentcount(c) > 0 &&
-	     (git_commit_parent(&parent, c, 0) ||
-	      git_commit_tree(&old, parent))) ||
-	    git_commit_tree(&new, c))
-		rc = git_fail("cannot read the trees of",
-			      git_oid_tostr_s(git_commit_id(c)));
-	if (!rc)
-		rc = tree_cmp(&t, old, new);
-	if (!rc && ch->n > 1)
-		qsort(ch->f, ch->n, sizeof(*ch->f), cfile_cmp);
-	for (i = 0; i < ch->n && !rc; i++) {
+	rc = treediff_commit(&d, repo, c);
+	if (rc)
+		return rc;
+	ch->f = d.f;
+	ch->n = d.n;
+	for (i = 0; i < ch->n; i++) {
 		for (s = ch->f[i].path; *s; s++)
 			h = (h ^ (unsigned char)*s) * 1099511628211ull;
 		h = (h ^ 0xff) * 1099511628211ull;
 	}
 	ch->sig = h;
-	if (rc)
-		changes_clear(ch);
-	buf_free(&t.path);
-	git_tree_free(old);
-	git_tree_free(new);
-	git_commit_free(parent);
-	return rc;
+	return 0;
 }
 
 static int lookup_changes(struct changes *ch, git_repository *repo,
@@ -507,13 +359,16 @@ typedef int (*blob_hunk_cb)(const git_diff_delta *d, const git_diff_hunk *h,
 			    void *ctx);
 
 /* Zero-context diff of one changed file through libgit2's xdiff. */
-static int diff_file(git_repository *repo, const struct cfile *f,
+static int diff_file(git_repository *repo, const struct treediff_file *f,
 		     blob_hunk_cb hunk, blob_line_cb line, void *ctx)
 {
 	git_diff_options o;
 	git_blob *a = NULL, *b = NULL;
 	int rc = 0;
 
+	if (f->old_mode == GIT_FILEMODE_COMMIT ||
+	    f->new_mode == GIT_FILEMODE_COMMIT)
+		return 0; /* a submodule has no lines here */
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.context_lines = 0;
 	o.interhunk_lines = 0;
