@@ -10,6 +10,7 @@
  */
 #include "mail.h"
 #include "patch.h"
+#include "treediff.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -139,7 +140,7 @@ static int diff_set(struct patch *p, git_repository *repo,
 			rc = git_commit_tree(&ptree, parent);
 	}
 	if (!rc)
-		rc = git_diff_tree_to_tree(&diff, repo, ptree, tree, &opts);
+		rc = treediff_diff(&diff, repo, ptree, tree, &opts);
 	fo.flags = GIT_DIFF_FIND_RENAMES;
 	if (!rc)
 		rc = git_diff_find_similar(diff, &fo);
