@@ -339,13 +339,14 @@ static int mbox_deliver(struct mbox_stream *m, size_t end)
 	char pos[32];
 	int rc;
 
-	if (end <= m->start)
-		return 0;
 	if (m->discard) {
+		/* the end of a message over the limit, already counted */
 		m->discard = 0;
 		m->start = end;
 		return 0;
 	}
+	if (end <= m->start)
+		return 0;
 	if (end - m->start > PT_MAX_MAIL_SIZE) {
 		m->walk->too_big++;
 		snprintf(pos, sizeof(pos), "#%zu", m->index);
@@ -374,7 +375,7 @@ static int mbox_scan(struct mbox_stream *m, int eof)
 		if (!nl && !eof)
 			break;
 		len = nl ? (size_t)(nl - s) + 1 : m->b.len - m->scan;
-		if (m->prev_blank && m->scan > m->start &&
+		if (m->prev_blank && (m->scan > m->start || m->discard) &&
 		    is_from_line(s, len)) {
 			rc = mbox_deliver(m, m->scan);
 			if (rc)
