@@ -17,6 +17,8 @@
 struct progress {
 	int tty;
 	int shown;
+	int verbose;        /* print each stage's start time */
+	const char *stage;
 };
 
 static void show_progress(const struct mine_progress *p, void *ctx)
@@ -24,6 +26,11 @@ static void show_progress(const struct mine_progress *p, void *ctx)
 	struct progress *pr = ctx;
 	double rate, eta;
 
+	if (pr->verbose && pr->stage != p->stage) {
+		fprintf(stderr, "%s%s at %.2f s\n", pr->shown ? "\r\033[K" : "",
+			p->stage, p->elapsed);
+		pr->stage = p->stage;
+	}
 	if (!pr->tty)
 		return;
 	if (!p->total) {
@@ -152,7 +159,7 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct mine_args a;
 	struct mine_result r;
-	struct progress pr = { 0, 0 };
+	struct progress pr = { 0, 0, 0, NULL };
 	struct db *db;
 	struct buf rep = BUF_INIT;
 	int rc;
@@ -168,6 +175,7 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	pr.tty = !ctx->quiet && isatty(STDERR_FILENO);
+	pr.verbose = ctx->verbose;
 	a.o.progress = show_progress;
 	a.o.progress_ctx = &pr;
 	rc = mine_run(&r, db, &a.o);

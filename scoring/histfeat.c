@@ -145,6 +145,8 @@ static size_t uniq_i64(int64_t *v, size_t n)
 {
 	size_t i, k = 0;
 
+	if (!n)
+		return 0;
 	qsort(v, n, sizeof(*v), cmp_i64);
 	for (i = 0; i < n; i++)
 		if (!k || v[k - 1] != v[i])

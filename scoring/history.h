@@ -49,7 +49,7 @@
  *   status 'A' 'D' 'M' 'R' 'C' 'T'; added, removed; binary; uncounted
  *   (blob missing); old_lines: lines of the file before the change (0
  *   when added); doc_only as above for this file; subsystem: the deepest
- *   matching MAINTAINERS section at the mined tip, else the top-level
+ *   matching section of that commit's MAINTAINERS, else the top-level
  *   directory ("" for files at the root)
  * trailers     every trailer of every commit (trailers_parse), in order.
  *   idx, kind (enum trailer_kind of patch.h), key, value; person_id for
