@@ -343,8 +343,9 @@ int dataset_rows(size_t **idx, size_t *n, const struct dataset *ds,
 		else if (asof == INT64_MAX)
 			ok = ds->negok[i] || ds->bug[i];
 		else
-			ok = (ds->bug[i] && ds->discovered[i] < asof) ||
-			     time <= asof - horizon;
+			/* young bugs too: they would bias the newest
+			   (calibration) slice towards positives */
+			ok = time <= asof - horizon;
 		if (ok)
 			(*idx)[m++] = i;
 	}

@@ -74,9 +74,10 @@ const char *dataset_task_name(enum dataset_task t);
 
 /*
  * The rows usable for a task among those with from <= time < before, as
- * known at ASOF: every row for the fix task; for the risk task a row whose
- * bug was discovered before asof, or one at least horizon seconds older
- * than asof (young rows are not yet trustworthy negatives).  asof ==
+ * known at ASOF: every row for the fix task; for the risk task a row at
+ * least horizon seconds older than asof (young rows are not yet
+ * trustworthy negatives, and keeping only their bugs would bias the
+ * newest slice, where calibration is fitted).  asof ==
  * INT64_MAX: the miner's own horizon (labels.negative_ok).  *idx is
  * malloc'd, in time order.
  */
