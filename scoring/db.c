@@ -192,6 +192,10 @@ static const char *const migrations[] = {
 	" is_stable INTEGER NOT NULL, bug INTEGER NOT NULL,"
 	" nfixes INTEGER NOT NULL, discovered INTEGER,"
 	" trivial_only INTEGER NOT NULL, how TEXT, commit_bug INTEGER);",
+	/* 7: bot/run.c - the raw patch mails the bot scores from */
+	"CREATE TABLE mail_raw ("
+	" message_id TEXT PRIMARY KEY, raw BLOB NOT NULL,"
+	" received INTEGER NOT NULL);",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
