@@ -160,8 +160,10 @@ int model_data_add(struct model_data *d, const float *tab,
 	}
 	/* sorted, duplicates summed: liblinear wants ascending indices */
 	row = d->sp + d->nsp;
-	memcpy(row, sp, nsp * sizeof(*sp));
-	qsort(row, nsp, sizeof(*row), cmp_sparse);
+	if (nsp) {
+		memcpy(row, sp, nsp * sizeof(*sp));
+		qsort(row, nsp, sizeof(*row), cmp_sparse);
+	}
 	for (i = 0; i < nsp; i++) {
 		if (m && row[m - 1].index == row[i].index)
 			row[m - 1].value += row[i].value;
