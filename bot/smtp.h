@@ -1,0 +1,40 @@
+/*
+ * smtp.h - sending one message by SMTP through libcurl: smtp:// with
+ * STARTTLS required (unless smtp.starttls = false), or smtps://; the
+ * certificate verified against smtp.ca-file or the system store (off
+ * only with smtp.ssl-verify = false); AUTH when smtp.user is set, the
+ * password read with config_read_secret().  It does not build messages
+ * (reply.c does) and does not decide whether to send (policy.c does).
+ */
+#ifndef PT_SMTP_H
+#define PT_SMTP_H
+
+#include <stddef.h>
+
+#include "../scoring/config.h"
+#include "../scoring/pt.h"
+
+struct smtp_opts {
+	char *url;          /* smtp://host:port or smtps://host:port */
+	int starttls;       /* smtp://: require STARTTLS (default on) */
+	int ssl_verify;     /* default on */
+	char *ca_file;
+	char *user;         /* NULL: no AUTH */
+	char *password;
+	long timeout;       /* seconds */
+};
+
+int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg);
+void smtp_opts_clear(struct smtp_opts *o);
+
+/*
+ * Send msg (CRLF line ends) from the envelope sender to rcpts
+ * (NULL-terminated).  PT_EAGAIN: nothing was handed over (connect, TLS
+ * or login failed), safe to retry; PT_EAUTH: credentials refused;
+ * PT_ENET: failed during or after the transfer, the message may have
+ * gone out.
+ */
+int smtp_send(const struct smtp_opts *o, const char *from,
+	      char *const *rcpts, const char *msg, size_t len);
+
+#endif
