@@ -862,6 +862,8 @@ out:
 	return rc;
 }
 
+static int add_dep(struct stable_commit *sc, size_t dep);
+
 static int check_targets(struct stable_set *s, size_t i)
 {
 	struct stable_commit *sc = &s->c[i];
@@ -881,6 +883,21 @@ static int check_targets(struct stable_set *s, size_t i)
 			sc->target = STABLE_TARGET_PRESENT;
 			break;
 		}
+	}
+	for (k = 0; k < sc->ntargets && sc->target == STABLE_TARGET_ABSENT;
+	     k++) {
+		const struct oment *e;
+
+		git_oid_fromstr(&id, sc->targets[k]);
+		e = oidmap_get(&s->priv->range, &id);
+		if (!e || e->val >= i || !stable_is_candidate(s, e->val) ||
+		    !(s->c[e->val].cc_stable || s->c[e->val].has_fixes))
+			continue;
+		/* fixes a fix that is on its way to the branch */
+		sc->target = STABLE_TARGET_PENDING;
+		r = add_dep(sc, e->val);
+		if (r)
+			return r;
 	}
 	sc->dropped = sc->target == STABLE_TARGET_ABSENT;
 	return 0;
@@ -1312,6 +1329,8 @@ const char *stable_target_name(enum stable_target t)
 		return "absent";
 	case STABLE_TARGET_UNKNOWN:
 		return "unknown";
+	case STABLE_TARGET_PENDING:
+		return "pending";
 	default:
 		return "none";
 	}

@@ -43,6 +43,9 @@ enum stable_target {
 	STABLE_TARGET_ABSENT,     /* every target resolved, none in the branch:
 				     the fix is dropped */
 	STABLE_TARGET_UNKNOWN,    /* no target resolves to a commit */
+	STABLE_TARGET_PENDING,    /* not in the branch, but a target is itself
+				     a tagged candidate of the range: kept,
+				     and listed in deps */
 };
 
 enum stable_apply {
@@ -71,7 +74,8 @@ struct stable_commit {
 	enum stable_apply apply;
 	size_t *deps;             /* indices of earlier commits (candidates:
 				     not in the branch, not dropped) that
-				     touch the same lines */
+				     touch the same lines or that it fixes
+				     (STABLE_TARGET_PENDING) */
 	size_t ndeps;
 };
 

@@ -77,7 +77,7 @@ static void set_line(const char *file, int line, const char *text)
 
 struct names {
 	char c1[41], m1[41], m2[41], m3[41], m4[41], m5[41], m6[41];
-	char m7[41], m8[41], m9[41], m10[41];
+	char m7[41], m8[41], m9[41], m10[41], m11[41];
 };
 
 static struct names N;
@@ -159,6 +159,10 @@ static void build_repo(void)
 	set_line("b.c", 18, "ordered eighteen");
 	commit("b: fix memory ordering\n");
 	rev(N.m10, "HEAD");
+	set_line("d.c", 15, "fifteen fixed");
+	commit("d: fix the fix of the bound check\n\nFixes: %.12s (\"a: fix "
+	       "the bound check\")\n", N.m7);
+	rev(N.m11, "HEAD");
 
 	/* the backports */
 	sh("git checkout -q stable");
@@ -197,14 +201,14 @@ static void test_range(void **state)
 	struct stable_set *s;
 	git_repository *repo;
 	struct stable_commit *c;
-	const char *cands[4];
+	const char *cands[5];
 	size_t i, n = 0;
 
 	(void)state;
 	build_repo();
 	assert_int_equal(git_repository_open(&repo, dir), 0);
 	assert_int_equal(stable_analyse(&s, repo, &o), 0);
-	assert_int_equal(s->n, 10);
+	assert_int_equal(s->n, 11);
 	assert_int_equal(s->branch_commits, 6);
 	assert_int_equal(s->branch_marked, 4);
 
@@ -227,14 +231,15 @@ static void test_range(void **state)
 	/* the exact candidate list, oldest first */
 	for (i = 0; i < s->n; i++)
 		if (stable_is_candidate(s, i)) {
-			assert_true(n < 4);
+			assert_true(n < 5);
 			cands[n++] = s->c[i].id;
 		}
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 5);
 	assert_string_equal(cands[0], N.m5);
 	assert_string_equal(cands[1], N.m7);
 	assert_string_equal(cands[2], N.m8);
 	assert_string_equal(cands[3], N.m9);
+	assert_string_equal(cands[4], N.m11);
 
 	c = find(s, N.m5);
 	assert_false(c->cc_stable || c->has_fixes);
@@ -265,6 +270,15 @@ static void test_range(void **state)
 	assert_false(c->has_fixes);
 	assert_int_equal(c->apply, STABLE_APPLY_CONFLICT);
 	assert_int_equal(c->ndeps, 0);
+
+	/* its target is not in the branch but is a tagged candidate: kept,
+	   and it depends on it */
+	c = find(s, N.m11);
+	assert_int_equal(c->target, STABLE_TARGET_PENDING);
+	assert_false(c->dropped);
+	assert_int_equal(c->ndeps, 1);
+	assert_int_equal(c->deps[0], index_of(s, N.m7));
+	assert_int_equal(c->apply, STABLE_APPLY_CLEAN);
 
 	assert_string_equal(stable_match_name(STABLE_MATCH_PATCHID),
 			    "patch-id");
