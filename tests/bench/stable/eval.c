@@ -1,0 +1,326 @@
+/*
+ * eval.c - `patchtriage stable` measured against real backports (built
+ * and run by tests/bench/stable/eval).  For each window "name,branch,
+ * base,from,to": the main-line commits from..to are ranked as if at the
+ * window's start (applies-to checked against BASE, the branch's base
+ * release, and the fix model trained only on commits dated before BASE),
+ * and compared with what BRANCH actually took (stable.c's in-branch
+ * detection against the real branch).  Rankers: the model (p(fix), fixes
+ * for code BASE lacks dropped), the same without the drop, the
+ * AUTOSEL-like keyword baseline (dataset_keyword_score, with the drop),
+ * and the two sets "Cc: stable only" and "Cc: stable or Fixes:".  Prints
+ * CSV rows: window,ranker,k,tp,precision,recall,untagged_found and
+ * summary rows (kind "set"/"eq").
+ */
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset.h"
+#include "db.h"
+#include "model.h"
+#include "stable.h"
+
+#define YEAR (365 * 86400LL)
+#define MAX_TRAIN 12000u
+
+struct row {
+	char sha[41];
+	size_t idx;
+};
+
+static struct row *rows;
+static size_t nrows;
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct row *)a)->sha,
+		      ((const struct row *)b)->sha);
+}
+
+static long find_row(const char *sha)
+{
+	struct row key, *r;
+
+	memcpy(key.sha, sha, 41);
+	r = bsearch(&key, rows, nrows, sizeof(*rows), row_cmp);
+	return r ? (long)r->idx : -1;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "error: %s: %s\n", what, pt_error_last());
+	exit(1);
+}
+
+/* Map dataset rows to shas. */
+static void load_rows(struct db *db, const struct dataset *ds)
+{
+	sqlite3_stmt *st;
+	size_t i;
+
+	rows = calloc(ds->n, sizeof(*rows));
+	if (db_prepare(&st, db, "SELECT sha FROM commits WHERE id = ?"))
+		die("prepare");
+	for (i = 0; i < ds->n; i++) {
+		sqlite3_bind_int64(st, 1, ds->commit_id[i]);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			snprintf(rows[nrows].sha, 41, "%s",
+				 (const char *)sqlite3_column_text(st, 0));
+			rows[nrows++].idx = i;
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	qsort(rows, nrows, sizeof(*rows), row_cmp);
+}
+
+static int64_t commit_time(git_repository *repo, const char *rev)
+{
+	git_object *o, *c;
+	int64_t t;
+
+	if (git_revparse_single(&o, repo, rev) ||
+	    git_object_peel(&c, o, GIT_OBJECT_COMMIT)) {
+		fprintf(stderr, "error: no '%s'\n", rev);
+		exit(1);
+	}
+	t = git_commit_time((git_commit *)c);
+	git_object_free(c);
+	git_object_free(o);
+	return t;
+}
+
+static struct pt_model *train(struct dataset *ds, int64_t before)
+{
+	unsigned char use[FEAT_NTAB];
+	struct model_params p;
+	struct pt_model *m;
+	size_t *idx, n;
+
+	dataset_task_mask(use, TASK_FIX);
+	dataset_set_labels(ds, TASK_FIX, INT64_MAX);
+	if (dataset_rows(&idx, &n, ds, TASK_FIX, before - 4 * YEAR, before,
+			 INT64_MAX, 0))
+		die("rows");
+	model_params_default(&p, MODEL_KIND_FULL);
+	p.task = "fix";
+	p.tab_use = use;
+	p.nthread = 1;
+	if (model_train(&m, ds->d, n > MAX_TRAIN ? idx + n - MAX_TRAIN : idx,
+			n > MAX_TRAIN ? MAX_TRAIN : n, &p))
+		die("train");
+	fprintf(stderr, "trained %s on %zu rows\n", model_version(m),
+		n > MAX_TRAIN ? MAX_TRAIN : n);
+	free(idx);
+	return m;
+}
+
+struct item {
+	double score;
+	int truth, untagged;
+};
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
+}
+
+static const size_t ks[] = { 10, 25, 50, 100, 150, 200, 300, 400, 600,
+			     800, 1000, 1500, 2000 };
+
+struct ref {
+	const char *name;    /* the set compared with */
+	double r, p;         /* its recall and precision */
+};
+
+/* A ranking: P/R at each k, and at the recall of each reference set. */
+static void ranking(const char *win, const char *name, struct item *it,
+		    size_t n, size_t ntruth, size_t nuntagged,
+		    const struct ref *refs, size_t nrefs)
+{
+	size_t i, k, j, tp = 0, un = 0, kk = 0, done[4] = { 0, 0, 0, 0 };
+	double p, r;
+
+	qsort(it, n, sizeof(*it), item_cmp);
+	int thr = 0;
+
+	for (i = 0; i < n; i++) {
+		if (it[i].score < 0)
+			break; /* dropped */
+		if (!thr && it[i].score < 0.5) {
+			/* what `stable` shows by default (--threshold 0.5) */
+			thr = 1;
+			printf("%s,%s,p50,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win,
+			       name, i, tp, i ? (double)tp / i : 0,
+			       ntruth ? (double)tp / ntruth : 0, un, nuntagged);
+		}
+		tp += it[i].truth;
+		un += it[i].untagged;
+		k = i + 1;
+		r = ntruth ? (double)tp / ntruth : 0;
+		for (j = 0; j < nrefs; j++) {
+			if (done[j] || refs[j].r <= 0 || r < refs[j].r)
+				continue;
+			done[j] = k;
+			printf("%s,%s,eq-%s,%zu,%zu,%.4f,%.4f,%zu,%zu,%.2f\n",
+			       win, name, refs[j].name, k, tp, (double)tp / k,
+			       r, un, nuntagged,
+			       refs[j].p > 0 ? (double)tp / k / refs[j].p : 0);
+		}
+		if (kk < sizeof(ks) / sizeof(ks[0]) && k == ks[kk]) {
+			p = (double)tp / k;
+			printf("%s,%s,k,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win, name,
+			       k, tp, p, r, un, nuntagged);
+			kk++;
+		}
+	}
+	printf("%s,%s,all,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win, name, i, tp,
+	       i ? (double)tp / i : 0, ntruth ? (double)tp / ntruth : 0, un,
+	       nuntagged);
+	for (j = 0; j < nrefs; j++)
+		if (!done[j])
+			printf("%s,%s,eq-%s,none,,,,,,\n", win, name,
+			       refs[j].name);
+}
+
+static void window(git_repository *repo, struct dataset *ds,
+		   struct pt_model *m, char *spec)
+{
+	char *name = strtok(spec, ","), *branch = strtok(NULL, ","),
+	     *base = strtok(NULL, ","), *from = strtok(NULL, ","),
+	     *to = strtok(NULL, ",");
+	char range[512];
+	struct stable_opts o = { range, NULL, 0, 1 };
+	struct stable_set *facts, *real;
+	struct item *mdl, *nod, *kw, *tm;
+	struct ref refs[2];
+	size_t i, ntruth = 0, nun = 0, ncc = 0, ncc_tp = 0, nt = 0, nt_tp = 0,
+		   missing = 0, ndrop = 0;
+	double p;
+
+	snprintf(range, sizeof(range), "%s..%s", from, to);
+	o.branch = base;
+	if (stable_analyse(&facts, repo, &o))
+		die("facts");
+	o.branch = branch;
+	if (stable_analyse(&real, repo, &o))
+		die("truth");
+	mdl = calloc(facts->n + 1, sizeof(*mdl));
+	nod = calloc(facts->n + 1, sizeof(*nod));
+	kw = calloc(facts->n + 1, sizeof(*kw));
+	tm = calloc(facts->n + 1, sizeof(*tm));
+	for (i = 0; i < facts->n; i++) {
+		const struct stable_commit *c = &facts->c[i];
+		int truth = real->c[i].match != STABLE_MATCH_NONE;
+		int tagged = c->cc_stable || c->has_fixes;
+		long r = find_row(c->id);
+		size_t one = (size_t)r;
+
+		ntruth += truth;
+		nun += truth && !tagged;
+		ncc += c->cc_stable;
+		ncc_tp += c->cc_stable && truth;
+		nt += tagged;
+		nt_tp += tagged && truth;
+		ndrop += c->dropped;
+		p = 0;
+		if (r < 0)
+			missing++;
+		else if (model_predict_rows(&p, m, ds->d, &one, 1))
+			die("predict");
+		mdl[i].truth = nod[i].truth = kw[i].truth = tm[i].truth = truth;
+		mdl[i].untagged = nod[i].untagged = kw[i].untagged =
+			tm[i].untagged = truth && !tagged;
+		/* what the tool knows: a tagged fix is a fix (p = 1) */
+		tm[i].score = c->dropped ? -1 : tagged ? 1 + p : p;
+		nod[i].score = p;
+		mdl[i].score = c->dropped ? -1 : p;
+		kw[i].score = c->dropped ? -1 : r < 0 ? 0 : ds->keyword[r];
+	}
+	printf("%s,info,%zu,commits,%zu,backported,%zu,untagged,%zu,dropped,"
+	       "%zu,unmined\n", name, facts->n, ntruth, nun, ndrop, missing);
+	printf("%s,cc-stable,set,%zu,%zu,%.4f,%.4f,0,%zu,\n", name, ncc, ncc_tp,
+	       ncc ? (double)ncc_tp / ncc : 0,
+	       ntruth ? (double)ncc_tp / ntruth : 0, nun);
+	printf("%s,tagged,set,%zu,%zu,%.4f,%.4f,0,%zu,\n", name, nt, nt_tp,
+	       nt ? (double)nt_tp / nt : 0, ntruth ? (double)nt_tp / ntruth : 0,
+	       nun);
+	refs[0].name = "cc";
+	refs[0].r = ntruth ? (double)ncc_tp / ntruth : 0;
+	refs[0].p = ncc ? (double)ncc_tp / ncc : 0;
+	refs[1].name = "tagged";
+	refs[1].r = ntruth ? (double)nt_tp / ntruth : 0;
+	refs[1].p = nt ? (double)nt_tp / nt : 0;
+	ranking(name, "model", mdl, facts->n, ntruth, nun, refs, 2);
+	ranking(name, "model-nodrop", nod, facts->n, ntruth, nun, refs, 2);
+	ranking(name, "keyword", kw, facts->n, ntruth, nun, refs, 2);
+	ranking(name, "tags+model", tm, facts->n, ntruth, nun, refs, 2);
+	fflush(stdout);
+	free(mdl);
+	free(nod);
+	free(kw);
+	free(tm);
+	stable_set_free(facts);
+	stable_set_free(real);
+}
+
+/* eval STATE.DB REPO SINCE-YEAR SPEC... (SPECs sharing a base share a
+   model: consecutive ones) */
+int main(int argc, char **argv)
+{
+	struct dataset_opts dopts;
+	git_repository *repo;
+	struct dataset *ds;
+	struct pt_model *m = NULL;
+	struct db *db;
+	int64_t repo_id;
+	char last_base[256] = "";
+	int i;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: eval STATE.DB REPO SINCE-EPOCH "
+				"name,branch,base,from,to...\n");
+		return 2;
+	}
+	git_libgit2_init();
+	if (git_repository_open(&repo, argv[2]))
+		return 1;
+	if (db_open(&db, argv[1]) || dataset_repo(&repo_id, db, argv[2]))
+		die("db");
+	memset(&dopts, 0, sizeof(dopts));
+	dopts.since = strtoll(argv[3], NULL, 10);
+	dopts.hash_bits = MODEL_HASH_BITS;
+	if (dataset_build(&ds, db, repo_id, &dopts))
+		die("dataset");
+	fprintf(stderr, "dataset: %zu rows\n", ds->n);
+	load_rows(db, ds);
+	printf("window,ranker,kind,k,tp,precision,recall,untagged_found,"
+	       "untagged,ratio_vs_cc\n");
+	for (i = 4; i < argc; i++) {
+		char *spec = strdup(argv[i]), *copy = strdup(argv[i]);
+		char *base;
+
+		strtok(copy, ",");
+		strtok(NULL, ",");
+		base = strtok(NULL, ",");
+		if (strcmp(base, last_base)) {
+			model_free(m);
+			m = train(ds, commit_time(repo, base));
+			snprintf(last_base, sizeof(last_base), "%s", base);
+		}
+		window(repo, ds, m, spec);
+		free(spec);
+		free(copy);
+	}
+	model_free(m);
+	free(rows);
+	dataset_free(ds);
+	db_close(db);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return 0;
+}
