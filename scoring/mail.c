@@ -1034,6 +1034,36 @@ static int walk(struct parts *ps, const struct mailmime *m, unsigned depth,
 }
 
 /*
+ * libetpan's time grows with the square of the MIME nesting depth (100000
+ * levels: minutes), and the depth is only known after it has parsed, so
+ * count the multipart declarations first: nesting needs one per level.
+ */
+static int multipart_limit(const char *s, size_t len)
+{
+	size_t off, e, n = 0, f, i;
+
+	for (off = 0; off < len; off = next_line(s, len, off)) {
+		e = line_end(s, len, off);
+		if (e - off < 13 || strncasecmp(s + off, "content-type:", 13))
+			continue;
+		/* the value, and a folded continuation line */
+		f = e < len && e + 1 < len && (s[e + 1] == ' ' ||
+					       s[e + 1] == '\t')
+			    ? line_end(s, len, e + 1) : e;
+		for (i = off + 13; i + 9 <= f; i++)
+			if (!strncasecmp(s + i, "multipart", 9)) {
+				n++;
+				break;
+			}
+		if (n > PT_MAX_MIME_PARTS)
+			return pt_error_set(PT_ETOOBIG, "more than %u MIME "
+					    "multipart declarations",
+					    PT_MAX_MIME_PARTS);
+	}
+	return 0;
+}
+
+/*
  * Hand libetpan the MIME header fields we found and the body, so that
  * where the body starts is decided once, by headers_parse().
  */
@@ -1048,8 +1078,9 @@ static int mime_parts(struct parts *ps, const struct headers *hs,
 	struct mailmime *mime = NULL;
 	const struct hdr *h;
 	size_t i, idx = 0;
-	int rc = 0;
+	int rc;
 
+	rc = multipart_limit(body, len);
 	for (i = 0; names[i] && !rc; i++)
 		if ((h = header_get(hs, names[i])))
 			rc = buf_addf(&msg, "%s: %s\n", names[i], h->value);

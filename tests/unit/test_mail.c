@@ -473,6 +473,66 @@ static void test_broken_mime_headers(void **state)
 	patch_free(p);
 }
 
+/* n multiparts, each the only part of the one before. */
+static char *nested(int n)
+{
+	struct buf b = BUF_INIT;
+	int i;
+
+	assert_int_equal(buf_addstr(&b, "From: a@b\nSubject: x\nContent-Type:"
+				    " multipart/mixed; boundary=b0z\n\n"), 0);
+	for (i = 1; i < n; i++)
+		assert_int_equal(buf_addf(&b, "--b%dz\nContent-Type: "
+					  "multipart/mixed; boundary=b%dz\n\n",
+					  i - 1, i), 0);
+	assert_int_equal(buf_addf(&b, "--b%dz\n\nhello\n", n - 1), 0);
+	for (i = n - 1; i >= 0; i--)
+		assert_int_equal(buf_addf(&b, "--b%dz--\n", i), 0);
+	return buf_detach(&b, NULL);
+}
+
+static void test_deep_mime_nesting(void **state)
+{
+	struct patch *p = NULL;
+	clock_t t0 = clock();
+	char *m;
+
+	(void)state;
+	m = nested(20);
+	assert_int_equal(patch_from_mail(&p, m, strlen(m)), 0);
+	assert_string_equal(p->message, "hello");
+	patch_free(p);
+	free(m);
+	p = NULL;
+	m = nested(40);
+	assert_int_equal(patch_from_mail(&p, m, strlen(m)), PT_ETOOBIG);
+	assert_non_null(strstr(pt_error_last(), "nested deeper than 32"));
+	free(m);
+	/* libetpan is quadratic in the depth: refused before it runs */
+	m = nested(50000);
+	assert_int_equal(patch_from_mail(&p, m, strlen(m)), PT_ETOOBIG);
+	assert_non_null(strstr(pt_error_last(), "multipart declarations"));
+	assert_null(p);
+	free(m);
+	/* flat: one part too many */
+	{
+		struct buf b = BUF_INIT;
+		int i;
+
+		assert_int_equal(buf_addstr(&b, "From: a@b\nSubject: x\n"
+					    "Content-Type: multipart/mixed; "
+					    "boundary=b\n\n"), 0);
+		for (i = 0; i <= (int)PT_MAX_MIME_PARTS; i++)
+			assert_int_equal(buf_addstr(&b, "--b\n\nx\n"), 0);
+		assert_int_equal(buf_addstr(&b, "--b--\n"), 0);
+		assert_int_equal(patch_from_mail(&p, b.ptr, b.len),
+				 PT_ETOOBIG);
+		assert_non_null(strstr(pt_error_last(), "MIME parts"));
+		buf_free(&b);
+	}
+	assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 5.0);
+}
+
 static void test_multipart_alternative(void **state)
 {
 	struct patch *p;
@@ -660,6 +720,7 @@ int main(void)
 		cmocka_unit_test(test_loose_from_and_dates),
 		cmocka_unit_test(test_header_block_ends_early),
 		cmocka_unit_test(test_broken_mime_headers),
+		cmocka_unit_test(test_deep_mime_nesting),
 		cmocka_unit_test(test_multipart_alternative),
 		cmocka_unit_test(test_not_a_mail),
 		cmocka_unit_test(test_huge_line),
