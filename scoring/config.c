@@ -264,14 +264,18 @@ int config_subsystems(const struct config *c, char ***out)
 	int rc = 0, seen;
 
 	*out = NULL;
-	if (git_config_iterator_glob_new(&it, c->cfg, "^subsystem\\..*\\.") < 0)
+	/* a plain iterator: libgit2 1.5's regex one leaks its match data */
+	if (git_config_iterator_new(&it, c->cfg) < 0)
 		return git_err("cannot list subsystems in", c->path);
 	while (!rc && git_config_next(&e, it) == 0) {
 		/* subsystem.NAME.key: NAME may itself contain dots */
-		const char *s = e->name + strlen("subsystem.");
-		const char *dot = strrchr(s, '.');
+		const char *s, *dot;
 		char *name;
 
+		if (strncmp(e->name, "subsystem.", 10))
+			continue;
+		s = e->name + 10;
+		dot = strrchr(s, '.');
 		if (!dot || dot == s)
 			continue;
 		name = pt_strndup(s, (size_t)(dot - s));
