@@ -240,6 +240,7 @@ static char *default_dir(const char *xdg_var, const char *fallback)
 static int default_config(struct cli_ctx *ctx)
 {
 	const char *env = getenv("PATCHTRIAGE_CONFIG");
+	struct buf path = BUF_INIT;
 	char *dir;
 
 	if (env && *env) {
@@ -247,17 +248,15 @@ static int default_config(struct cli_ctx *ctx)
 		return ctx->config_file ? 0 : PT_ENOMEM;
 	}
 	dir = default_dir("XDG_CONFIG_HOME", ".config");
-	if (!dir)
+	if (!dir || buf_addf(&path, "%s/config", dir)) {
+		free(dir);
 		return PT_ENOMEM;
-	ctx->config_file = pt_malloc(strlen(dir) + 8);
-	if (ctx->config_file) {
-		sprintf(ctx->config_file, "%s/config", dir);
-		if (access(ctx->config_file, F_OK)) {
-			free(ctx->config_file);
-			ctx->config_file = NULL;
-		}
 	}
 	free(dir);
+	/* the default file is optional: no file, no configuration */
+	if (access(path.ptr, F_OK) == 0)
+		ctx->config_file = buf_detach(&path, NULL);
+	buf_free(&path);
 	return 0;
 }
 

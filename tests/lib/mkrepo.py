@@ -105,9 +105,7 @@ class Gen:
         self.time = 1600000000
         self.files = {}          # path -> list of lines
         self.commits = []        # dicts
-        self.pending_fixes = []  # (due index, buggy commit idx)
         self.out = []
-        self.reviewer_skill = {}
 
     # -- recording: each commit or tag is kept as an object and written
     # to fast-import one at a time, so that references to earlier
