@@ -349,6 +349,9 @@ static int body_vars(struct tpl_vars *v, const struct policy *pol,
 		rc = tpl_set(v, "has_fixes",
 			     patch_count_trailers(p, TRAILER_FIXES) ? "1" : "");
 	if (!rc)
+		rc = tpl_set(v, "suggested_fixes",
+			     in->suggested_fixes ? in->suggested_fixes : "");
+	if (!rc)
 		rc = reasons_vars(v, in);
 	free(first);
 	return rc;
@@ -563,6 +566,23 @@ int reply_build(struct reply_out *out, const struct policy *pol,
 
 static int decide(struct reply_out *out, const struct policy *pol,
 		  const struct patch *p, const struct reply_in *in,
+		  const struct policy_subsys **s);
+
+int reply_decide(enum reply_status *st, const struct policy *pol,
+		 const struct patch *p, const struct reply_in *in,
+		 const struct policy_subsys **s)
+{
+	struct reply_out o;
+
+	memset(&o, 0, sizeof(o));
+	if (!decide(&o, pol, p, in, s))
+		return 1;
+	*st = o.status;
+	return 0;
+}
+
+static int decide(struct reply_out *out, const struct policy *pol,
+		  const struct patch *p, const struct reply_in *in,
 		  const struct policy_subsys **s)
 {
 	double th;
@@ -719,5 +739,54 @@ int reply_for_patch(struct reply_out *out, const struct policy *pol,
 		reply_out_clear(out);
 		out->status = st;
 	}
+	return rc;
+}
+
+/* Split "a, b, c" (the outbox target) into a NULL-terminated vector. */
+static int split_targets(char ***out, const char *t)
+{
+	size_t n = 1, k = 0;
+	const char *q;
+	char **v;
+
+	for (q = t; *q; q++)
+		n += *q == ',';
+	v = pt_calloc(n + 1, sizeof(*v));
+	if (!v)
+		return PT_ENOMEM;
+	while (*t) {
+		size_t len;
+
+		t += strspn(t, ", ");
+		len = strcspn(t, ", ");
+		if (len && !(v[k++] = pt_strndup(t, len))) {
+			config_strv_free(v);
+			return PT_ENOMEM;
+		}
+		t += len;
+	}
+	*out = v;
+	return 0;
+}
+
+int reply_resend(const struct policy *pol, const struct smtp_opts *smtp,
+		 struct db *db, const struct outbox_row *row)
+{
+	struct reply_out o;
+	int rc;
+
+	if (row->state != OUTBOX_INTENDED)
+		return pt_error_set(PT_EINVAL, "reply '%s' is %s, not intended",
+				    row->dedupe_key,
+				    outbox_state_name(row->state));
+	memset(&o, 0, sizeof(o));
+	o.message_id = row->dedupe_key;
+	rc = split_targets(&o.rcpts, row->target);
+	if (!rc && !o.rcpts[0])
+		rc = pt_error_set(PT_EINVAL, "reply '%s': no recipients",
+				  row->dedupe_key);
+	if (!rc)
+		rc = send_recorded(&o, pol, smtp, db, row->id, row->payload);
+	config_strv_free(o.rcpts);
 	return rc;
 }

@@ -29,6 +29,7 @@ struct reply_in {
 	size_t nreasons;
 	const char *review;         /* "2 replies, no Reviewed-by", or NULL */
 	const char *pw_project;     /* for policy matching, may be NULL */
+	const char *suggested_fixes; /* stable: "Fixes: <sha> (\"...\")" */
 };
 
 enum reply_status {
@@ -75,5 +76,23 @@ int reply_for_patch(struct reply_out *out, const struct policy *pol,
 		    const struct smtp_opts *smtp, struct db *db,
 		    const struct patch *p, const struct reply_in *in,
 		    int dry_run);
+
+/*
+ * What reply_for_patch would decide before building anything: returns 1
+ * when a reply is due (*s its subsystem), 0 with *st saying why not
+ * (not opted in, action off, below threshold or already tagged).
+ */
+int reply_decide(enum reply_status *st, const struct policy *pol,
+		 const struct patch *p, const struct reply_in *in,
+		 const struct policy_subsys **s);
+
+/*
+ * Send an outbox row left 'intended' (a crash before sending, or the
+ * server was down): the message and recipients stored in the row, marked
+ * sending, then sent.  A row in any other state is refused.
+ */
+struct outbox_row;
+int reply_resend(const struct policy *pol, const struct smtp_opts *smtp,
+		 struct db *db, const struct outbox_row *row);
 
 #endif
