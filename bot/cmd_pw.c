@@ -116,92 +116,17 @@ static int parse_id(const char *s, int64_t *out)
 static int open_pw(struct cli_ctx *ctx, const struct pw_args *a,
 		   struct pw **out, char **project)
 {
-	struct pw_opts o;
 	struct config *cfg;
-	char *url = NULL, *token = NULL, *ver = NULL;
-	long timeout, ctimeout, attempts, budget, backoff, dmax, per_page;
-	int verify, rc;
+	int rc, insecure = 0;
 
 	*out = NULL;
 	*project = NULL;
-	memset(&o, 0, sizeof(o));
 	rc = cli_config(ctx, &cfg);
 	if (!rc)
-		rc = config_get_string(cfg, "patchwork.url", NULL, &url);
-	if (!rc && !url)
-		rc = pt_error_set(PT_EINVAL,
-				  "no patchwork.url in the configuration "
-				  "'%s'",
-				  config_path(cfg));
-	if (!rc)
-		rc = config_get_string(cfg, "patchwork.project", NULL, project);
-	if (!rc && a->project) {
-		free(*project);
-		*project = pt_strdup(a->project);
-		rc = *project ? 0 : PT_ENOMEM;
-	}
-	if (!rc)
-		rc = config_get_string(cfg, "patchwork.api-version", NULL,
-				       &ver);
-	if (!rc)
-		rc = config_get_bool(cfg, "patchwork.ssl-verify", 1, &verify);
-	if (!rc)
-		rc = config_get_int(cfg, "patchwork.timeout", 60, &timeout);
-	if (!rc)
-		rc = config_get_int(cfg, "patchwork.connect-timeout", 10,
-				    &ctimeout);
-	if (!rc)
-		rc = config_get_int(cfg, "patchwork.max-attempts", 5,
-				    &attempts);
-	if (!rc)
-		rc = config_get_int(cfg, "patchwork.retry-budget", 120,
-				    &budget);
-	if (!rc)
-		rc = config_get_int(cfg, "patchwork.backoff-ms", 500, &backoff);
-	if (!rc)
-		rc = config_get_int(cfg, "patchwork.description-max",
-				    PW_DEFAULT_DESCRIPTION_MAX, &dmax);
-	if (!rc)
-		rc = config_get_int(cfg, "patchwork.per-page", 100, &per_page);
-	if (!rc) {
-		rc = config_read_secret(cfg, "patchwork", &token);
-		if (rc == PT_ENOTFOUND) {
-			pt_error_clear();
-			rc = 0;
-		}
-	}
-	if (!rc && token)
-		log_register_secret(token);
-	if (!rc && (dmax < 1 || per_page < 1 || attempts < 1))
-		rc = pt_error_set(PT_EINVAL,
-				  "config '%s': patchwork.description-max, "
-				  "per-page and max-attempts must be positive",
-				  config_path(cfg));
-	if (!rc) {
-		o.url = url;
-		o.token = token;
-		o.project = *project;
-		o.api_version = ver;
-		o.description_max = (size_t)dmax;
-		o.per_page = (unsigned)per_page;
-		o.http.no_ssl_verify = !verify;
-		o.http.timeout_ms = timeout * 1000;
-		o.http.connect_timeout_ms = ctimeout * 1000;
-		o.http.max_attempts = (int)attempts;
-		o.http.max_total_ms = budget * 1000;
-		o.http.backoff_ms = backoff;
-		rc = pw_new(out, &o);
-	}
-	if (!rc && !verify)
+		rc = pw_from_config(out, cfg, a->project, project, &insecure);
+	if (!rc && insecure)
 		cli_warn("patchwork.ssl-verify is false: the server's "
 			 "certificate is not checked");
-	free(url);
-	free(ver);
-	pt_secret_free(token);
-	if (rc) {
-		free(*project);
-		*project = NULL;
-	}
 	return rc;
 }
 

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
+
 static const char *const pw_versions[] = { "1.3", "1.2", "1.1" };
 
 struct pw {
@@ -1204,5 +1206,97 @@ int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
 	buf_free(&path);
 	free(desc);
 	free(url);
+	return rc;
+}
+
+/* ---- configuration ------------------------------------------------ */
+
+int pw_from_config(struct pw **out, struct config *cfg, const char *project,
+		   char **project_out, int *insecure)
+{
+	struct pw_opts o;
+	char *url = NULL, *token = NULL, *ver = NULL;
+	long timeout, ctimeout, attempts, budget, backoff, dmax, per_page;
+	int verify, rc;
+
+	*out = NULL;
+	*project_out = NULL;
+	*insecure = 0;
+	memset(&o, 0, sizeof(o));
+	rc = config_get_string(cfg, "patchwork.url", NULL, &url);
+	if (!rc && !url)
+		rc = pt_error_set(PT_EINVAL,
+				  "no patchwork.url in the configuration "
+				  "'%s'",
+				  config_path(cfg));
+	if (!rc)
+		rc = config_get_string(cfg, "patchwork.project", NULL,
+				       project_out);
+	if (!rc && project) {
+		free(*project_out);
+		*project_out = pt_strdup(project);
+		rc = *project_out ? 0 : PT_ENOMEM;
+	}
+	if (!rc)
+		rc = config_get_string(cfg, "patchwork.api-version", NULL,
+				       &ver);
+	if (!rc)
+		rc = config_get_bool(cfg, "patchwork.ssl-verify", 1, &verify);
+	if (!rc)
+		rc = config_get_int(cfg, "patchwork.timeout", 60, &timeout);
+	if (!rc)
+		rc = config_get_int(cfg, "patchwork.connect-timeout", 10,
+				    &ctimeout);
+	if (!rc)
+		rc = config_get_int(cfg, "patchwork.max-attempts", 5,
+				    &attempts);
+	if (!rc)
+		rc = config_get_int(cfg, "patchwork.retry-budget", 120,
+				    &budget);
+	if (!rc)
+		rc = config_get_int(cfg, "patchwork.backoff-ms", 500, &backoff);
+	if (!rc)
+		rc = config_get_int(cfg, "patchwork.description-max",
+				    PW_DEFAULT_DESCRIPTION_MAX, &dmax);
+	if (!rc)
+		rc = config_get_int(cfg, "patchwork.per-page", 100, &per_page);
+	if (!rc) {
+		rc = config_read_secret(cfg, "patchwork", &token);
+		if (rc == PT_ENOTFOUND) {
+			pt_error_clear();
+			rc = 0;
+		}
+	}
+	if (!rc && token)
+		log_register_secret(token); /* redacted from every log line */
+	if (!rc && (dmax < 1 || per_page < 1 || attempts < 1))
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': patchwork.description-max, "
+				  "per-page and max-attempts must be positive",
+				  config_path(cfg));
+	if (!rc) {
+		o.url = url;
+		o.token = token;
+		o.project = *project_out;
+		o.api_version = ver;
+		o.description_max = (size_t)dmax;
+		o.per_page = (unsigned)per_page;
+		o.http.no_ssl_verify = !verify;
+		o.http.timeout_ms = timeout * 1000;
+		o.http.connect_timeout_ms = ctimeout * 1000;
+		o.http.max_attempts = (int)attempts;
+		o.http.max_total_ms = budget * 1000;
+		o.http.backoff_ms = backoff;
+		rc = pw_new(out, &o);
+	}
+	if (!rc)
+		*insecure = !verify;
+	free(url);
+	free(ver);
+	pt_secret_free(token);
+	if (rc) {
+		free(*project_out);
+		*project_out = NULL;
+	}
 	return rc;
 }

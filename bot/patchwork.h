@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "../scoring/config.h"
 #include "../scoring/db.h"
 #include "../scoring/patch.h"
 #include "../scoring/pt.h"
@@ -143,5 +144,19 @@ char *pw_description_cap(const char *d, size_t max);
 int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
 		  const char *context, const char *description,
 		  const char *target_url, int *posted, int64_t *check_id);
+
+/* ---- configuration ------------------------------------------------- */
+
+/*
+ * A client from [patchwork]: url, project, token-file/password-command,
+ * api-version, ssl-verify, timeout, connect-timeout, max-attempts,
+ * retry-budget, backoff-ms, description-max, per-page.  project (may be
+ * NULL) overrides patchwork.project; *project_out gets the project in
+ * use (owned, NULL when none).  *insecure is 1 when ssl-verify is off,
+ * for the caller to warn about.  The token is registered with the log's
+ * redaction (log_register_secret) and kept by the client only.
+ */
+int pw_from_config(struct pw **out, struct config *cfg, const char *project,
+		   char **project_out, int *insecure);
 
 #endif
