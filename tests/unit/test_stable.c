@@ -3,9 +3,12 @@
  * the git CLI: a main line and a stable branch with cherry-picks (-x),
  * "[ Upstream commit X ]", "commit X upstream." and "Upstream commit X"
  * lines, a patch-id-only backport, a fix whose target the branch never
- * had, a candidate that conflicts and two candidates touching the same
- * lines.  The exact candidate list and flags are asserted, then the
- * blame-based Fixes: suggestion and the marker parser.
+ * had, a candidate that conflicts, two candidates touching the same
+ * lines, a fix of a backported commit, DPDK's tag paragraph above the
+ * sign-offs, a Fixes: that names no commit, and reverts of a commit the
+ * branch has and of one it never had.  The exact candidate list and the
+ * flags of every commit are asserted, then the blame-based Fixes:
+ * suggestion and the marker parser.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,8 +79,9 @@ static void set_line(const char *file, int line, const char *text)
 }
 
 struct names {
-	char c1[41], m1[41], m2[41], m3[41], m4[41], m5[41], m6[41];
-	char m7[41], m8[41], m9[41], m10[41], m11[41];
+	char c1[41], c2[41], m1[41], m2[41], m3[41], m4[41], m5[41], m6[41];
+	char m7[41], m8[41], m9[41], m10[41], m11[41], m12[41], m13[41];
+	char m14[41], m15[41], m16[41], m17[41];
 };
 
 static struct names N;
@@ -111,11 +115,14 @@ static int teardown(void **state)
 static void build_repo(void)
 {
 	sh("git init -q -b main . && git config commit.gpgsign false");
-	sh("for f in a b c d; do seq 1 20 > $f.c; done");
+	sh("for f in a b c d g; do seq 1 20 > $f.c; done");
 	commit("base: initial import\n");
 	set_line("a.c", 10, "int check(void) { return x < 10; }");
 	commit("a: add the bound check\n");
 	rev(N.c1, "HEAD");
+	set_line("g.c", 20, "knob twenty");
+	commit("g: add the knob\n");
+	rev(N.c2, "HEAD");
 	sh("git tag v1");
 	sh("git branch stable v1");
 
@@ -163,6 +170,29 @@ static void build_repo(void)
 	commit("d: fix the fix of the bound check\n\nFixes: %.12s (\"a: fix "
 	       "the bound check\")\n", N.m7);
 	rev(N.m11, "HEAD");
+	/* fixes a commit the branch took as a patch-id-only backport */
+	set_line("g.c", 2, "two fixed");
+	commit("g: fix the loop bound fix\n\nFixes: %.12s (\"d: fix the loop "
+	       "bound\")\n", N.m4);
+	rev(N.m12, "HEAD");
+	/* DPDK style: the tags in a paragraph above the sign-offs */
+	set_line("g.c", 8, "eight fixed");
+	commit("g: fix the stats reset\n\nThe counters were not cleared.\n\n"
+	       "Fixes: %.12s (\"a: add the bound check\")\nCc: "
+	       "stable@dpdk.org\n\nSigned-off-by: Ann <ann@example.org>\n"
+	       "Acked-by: Bob <bob@example.org>\n", N.c1);
+	rev(N.m13, "HEAD");
+	/* a Fixes: naming no commit of the repository */
+	set_line("g.c", 14, "fourteen fixed");
+	commit("g: fix a race\n\nFixes: deadbeef0123 (\"an old commit\")\n");
+	rev(N.m14, "HEAD");
+	set_line("g.c", 17, "debug seventeen");
+	commit("g: add a debug knob\n");
+	rev(N.m15, "HEAD");
+	sh("git revert --no-edit %s", N.m15);
+	rev(N.m16, "HEAD");
+	sh("git revert --no-edit %s", N.c2);
+	rev(N.m17, "HEAD");
 
 	/* the backports */
 	sh("git checkout -q stable");
@@ -195,22 +225,83 @@ static size_t index_of(struct stable_set *s, const char *id)
 	return (size_t)(find(s, id) - s->c);
 }
 
+/* What every commit of the range must look like. */
+struct want {
+	const char *id;
+	enum stable_match match;
+	unsigned cc, fixes, revert, dropped;
+	enum stable_target target;
+	enum stable_apply apply;
+	size_t ndeps;
+};
+
+static void check_all(struct stable_set *s)
+{
+#define W(id, m, cc, fx, rv, dr, t, a, nd)                                   \
+	{ N.id, STABLE_MATCH_##m, cc, fx, rv, dr, STABLE_TARGET_##t,        \
+	  STABLE_APPLY_##a, nd }
+	const struct want want[] = {
+		W(m1, CHERRY, 0, 0, 0, 0, NONE, UNCHECKED, 0),
+		W(m2, UPSTREAM, 0, 0, 0, 0, NONE, UNCHECKED, 0),
+		W(m3, COMMIT_UP, 0, 0, 0, 0, NONE, UNCHECKED, 0),
+		W(m4, PATCHID, 0, 0, 0, 0, NONE, UNCHECKED, 0),
+		W(m5, NONE, 0, 0, 0, 0, NONE, CLEAN, 0),
+		W(m6, NONE, 0, 1, 0, 1, ABSENT, UNCHECKED, 0),
+		W(m7, NONE, 1, 1, 0, 0, PRESENT, CLEAN, 0),
+		W(m8, NONE, 0, 0, 0, 0, NONE, CONFLICT, 1),
+		W(m9, NONE, 1, 0, 0, 0, NONE, CONFLICT, 0),
+		W(m10, UPSTREAM, 0, 0, 0, 0, NONE, UNCHECKED, 0),
+		W(m11, NONE, 0, 1, 0, 0, PENDING, CLEAN, 1),
+		W(m12, NONE, 0, 1, 0, 0, PRESENT, CLEAN, 0),
+		W(m13, NONE, 1, 1, 0, 0, PRESENT, CLEAN, 0),
+		W(m14, NONE, 0, 1, 0, 0, UNKNOWN, CLEAN, 0),
+		W(m15, NONE, 0, 0, 0, 0, NONE, CLEAN, 0),
+		W(m16, NONE, 0, 0, 1, 1, ABSENT, UNCHECKED, 0),
+		W(m17, NONE, 0, 0, 1, 0, PRESENT, CLEAN, 0),
+	};
+#undef W
+	size_t i;
+
+	assert_int_equal(s->n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < s->n; i++) {
+		const struct stable_commit *c = &s->c[i];
+
+		/* oldest first: the order of the table */
+		assert_string_equal(c->id, want[i].id);
+		assert_int_equal(c->match, want[i].match);
+		assert_int_equal(c->cc_stable, want[i].cc);
+		assert_int_equal(c->has_fixes, want[i].fixes);
+		assert_int_equal(c->is_revert, want[i].revert);
+		assert_int_equal(c->dropped, want[i].dropped);
+		assert_int_equal(c->target, want[i].target);
+		assert_int_equal(c->apply, want[i].apply);
+		assert_int_equal(c->ndeps, want[i].ndeps);
+		assert_int_equal(stable_is_candidate(s, i),
+				 want[i].match == STABLE_MATCH_NONE &&
+				 !want[i].dropped);
+		assert_int_equal(c->backport[0] != '\0',
+				 want[i].match != STABLE_MATCH_NONE);
+	}
+}
+
 static void test_range(void **state)
 {
 	struct stable_opts o = { "v1..main", "stable", 1, 0 };
 	struct stable_set *s;
 	git_repository *repo;
 	struct stable_commit *c;
-	const char *cands[5];
+	const char *cands[10];
 	size_t i, n = 0;
 
 	(void)state;
 	build_repo();
 	assert_int_equal(git_repository_open(&repo, dir), 0);
 	assert_int_equal(stable_analyse(&s, repo, &o), 0);
-	assert_int_equal(s->n, 11);
+	assert_int_equal(s->n, 17);
 	assert_int_equal(s->branch_commits, 6);
 	assert_int_equal(s->branch_marked, 4);
+	assert_int_equal(s->nmarkers, 4);
+	check_all(s);
 
 	/* in the branch, each by its own kind of evidence */
 	assert_int_equal(find(s, N.m1)->match, STABLE_MATCH_CHERRY);
@@ -231,15 +322,33 @@ static void test_range(void **state)
 	/* the exact candidate list, oldest first */
 	for (i = 0; i < s->n; i++)
 		if (stable_is_candidate(s, i)) {
-			assert_true(n < 5);
+			assert_true(n < 10);
 			cands[n++] = s->c[i].id;
 		}
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 10);
 	assert_string_equal(cands[0], N.m5);
 	assert_string_equal(cands[1], N.m7);
 	assert_string_equal(cands[2], N.m8);
 	assert_string_equal(cands[3], N.m9);
 	assert_string_equal(cands[4], N.m11);
+	assert_string_equal(cands[5], N.m12);
+	assert_string_equal(cands[6], N.m13);
+	assert_string_equal(cands[7], N.m14);
+	assert_string_equal(cands[8], N.m15);
+	assert_string_equal(cands[9], N.m17);
+
+	/* applies-to: the patch-id backport counts as present */
+	c = find(s, N.m12);
+	assert_int_equal(c->ntargets, 1);
+	assert_string_equal(c->targets[0], N.m4);
+	/* the tag paragraph above the sign-offs is read */
+	assert_string_equal(find(s, N.m13)->targets[0], N.c1);
+	/* an id that resolves to nothing: kept, target unknown */
+	assert_int_equal(find(s, N.m14)->ntargets, 0);
+	/* reverts: of a commit the branch never had (dropped), of one it
+	   has (kept) */
+	assert_string_equal(find(s, N.m16)->targets[0], N.m15);
+	assert_string_equal(find(s, N.m17)->targets[0], N.c2);
 
 	c = find(s, N.m5);
 	assert_false(c->cc_stable || c->has_fixes);
@@ -287,7 +396,7 @@ static void test_range(void **state)
 	/* a range that is already all in the branch has no candidate */
 	o.range = "v1";
 	assert_int_equal(stable_analyse(&s, repo, &o), 0);
-	assert_int_equal(s->n, 2);
+	assert_int_equal(s->n, 3);
 	for (i = 0; i < s->n; i++) {
 		assert_int_equal(s->c[i].match, STABLE_MATCH_ANCESTOR);
 		assert_false(stable_is_candidate(s, i));
@@ -345,7 +454,7 @@ static void test_suggest_fixes(void **state)
 	assert_int_equal(stable_suggest_fixes(&line, repo, p, "main"), 0);
 	/* lines 4 ("4", the import) and 5 ("freed five", m2) tie: the
 	   first seen wins */
-	rev(base, "v1~1");
+	rev(base, "v1~2");
 	snprintf(expect, sizeof(expect),
 		 "Fixes: %.12s (\"base: initial import\")", base);
 	assert_string_equal(line, expect);
