@@ -240,6 +240,42 @@ int db_rollback(struct db *db)
 	return 0;
 }
 
+/*
+ * The rollback runs through sqlite3_exec() so that it leaves the pt
+ * error of the failure alone; ROLLBACK TO fails harmlessly when SQLite
+ * has already rolled the whole transaction back (SQLITE_FULL and kin).
+ */
+int db_savepoint(struct db *db, const char *name, int *own)
+{
+	char sql[80];
+
+	*own = sqlite3_get_autocommit(db->h);
+	if (*own)
+		return db_begin(db);
+	snprintf(sql, sizeof(sql), "SAVEPOINT %s", name);
+	return db_exec(db, sql);
+}
+
+int db_release(struct db *db, const char *name, int own, int rc)
+{
+	char sql[80];
+
+	if (!rc && own) {
+		rc = db_commit(db);
+	} else if (!rc) {
+		snprintf(sql, sizeof(sql), "RELEASE %s", name);
+		rc = db_exec(db, sql);
+	}
+	if (rc && own) {
+		db_rollback(db);
+	} else if (rc) {
+		snprintf(sql, sizeof(sql), "ROLLBACK TO %s; RELEASE %s", name,
+			 name);
+		sqlite3_exec(db->h, sql, NULL, NULL, NULL);
+	}
+	return rc;
+}
+
 int db_prepare(sqlite3_stmt **out, struct db *db, const char *sql)
 {
 	*out = NULL;

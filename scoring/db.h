@@ -27,6 +27,16 @@ int db_exec(struct db *db, const char *sql);
 int db_begin(struct db *db);      /* BEGIN IMMEDIATE */
 int db_commit(struct db *db);
 int db_rollback(struct db *db);   /* never fails the caller */
+/*
+ * A unit of work that nests: its own transaction (BEGIN IMMEDIATE) when
+ * none is open, else SAVEPOINT name inside the caller's, so that a
+ * caller may batch many units in one transaction.  db_release() ends it
+ * with the unit's result rc: on 0 it commits (or releases the savepoint)
+ * and returns that step's error; otherwise it rolls the unit back and
+ * returns rc.  name must be a plain SQL identifier.
+ */
+int db_savepoint(struct db *db, const char *name, int *own);
+int db_release(struct db *db, const char *name, int own, int rc);
 /* Prepare with a clear error. */
 int db_prepare(sqlite3_stmt **out, struct db *db, const char *sql);
 /* Set the pt error from the database's message; returns PT_EIO. */
