@@ -1,0 +1,168 @@
+#!/bin/bash
+# test_score_cli.sh - `train`, `score` and `explain` on the synthetic
+# kernel-like history of tests/lib/trained.sh: score --json carries both
+# probabilities, the model versions of the saved manifests and five
+# reasons in words per task; the text form says the same; a commit and
+# the same commit as a mail (git format-patch) get the same p(fix), and
+# a file and stdin the same output; explain --json lists every column
+# the model uses plus the text score, and their contributions plus the
+# base are the uncalibrated log-odds that the manifest's calibration
+# maps to p; training twice on the same data writes the same bytes; bad
+# input fails with a message and a non-zero exit.
+set -u
+. "$PT_SOURCE_DIR/tests/lib/testlib.sh"
+
+bin=$PT_BIN
+py=${PT_PYTHON:-/usr/bin/python3}
+data=$PT_SOURCE_DIR/tests/data
+tmp=$(mktemp -d /tmp/pt-score-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export HOME=$tmp GIT_CONFIG_NOSYSTEM=1
+
+bash "$PT_SOURCE_DIR/tests/lib/trained.sh" "$tmp" || {
+	echo "FAIL: cannot build the trained state" >&2
+	exit 1
+}
+st=$tmp/state
+repo=$tmp/linux
+pt() { "$bin" --state "$st" "$@"; }
+pycheck() { pt_checks=$((pt_checks + 1)); "$py" - "$@"; }
+# a fix (planted "fix ..." subjects) and a feature commit
+fixrev=$(git -C "$repo" log -1 --format=%H -E --grep='^[a-z0-9]+: fix NULL pointer dereference')
+featrev=$(git -C "$repo" log -1 --format=%H --invert-grep --grep=fix)
+[ -n "$fixrev" ] && [ -n "$featrev" ] || fail "no fix or feature commit"
+
+# --- score --json: p_fix, p_bug, versions, five reasons in words -------
+for rev in "$fixrev" "$featrev"; do
+	pt score --json --commit "$rev" --repo "$repo" > "$tmp/s.json" ||
+		fail "score --json --commit $rev failed"
+	pycheck "$tmp/s.json" "$st/models" <<'EOF' || fail "score --json $rev"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+for t, key in (("fix", "p_fix"), ("risk", "p_bug")):
+    man = json.load(open("%s/%s/manifest.json" % (sys.argv[2], t)))
+    assert 0 < j[key] < 1, (key, j[key])
+    assert j["models"][t] == man["version"], (j["models"], man["version"])
+    assert j["models"][t].startswith(t + "-")
+    rs = j["reasons"][t]
+    assert len(rs) == 5, (t, rs)
+    ws = [abs(r["weight"]) for r in rs if not r["text"]]
+    assert ws == sorted(ws, reverse=True), ws
+    for r in rs:
+        assert r["weight"] != 0, r
+        # words, not a column name: "merged in v1.6-rc8"
+        assert re.search(r"[a-z]+ [a-z']+", r["reason"]), r
+        assert r["reason"] != r["feature"] and "." not in r["reason"].split()[0], r
+assert j["history"] is True
+EOF
+done
+out=$(pt score --commit "$fixrev" --repo "$repo")
+[ "$(grep -Ec '^p\(fix\) 0\.[0-9]{3}  \(model fix-[0-9a-f]{16}\)$' <<<"$out")" = 1 ] ||
+	fail "text score: no p(fix) line: $out"
+[ "$(grep -Ec '^p\(bug\) 0\.[0-9]{3}  \(model risk-[0-9a-f]{16}\)$' <<<"$out")" = 1 ] ||
+	fail "text score: no p(bug) line"
+[ "$(grep -Ec '^   [+-][0-9]+\.[0-9]{2}  [^ ]' <<<"$out")" = 10 ] ||
+	fail "text score: not five reasons per task: $out"
+pfix=$(pt score --json --commit "$fixrev" --repo "$repo" |
+	"$py" -c 'import json,sys; print(json.load(sys.stdin)["p_fix"])')
+pfeat=$(pt score --json --commit "$featrev" --repo "$repo" |
+	"$py" -c 'import json,sys; print(json.load(sys.stdin)["p_fix"])')
+"$py" -c "import sys; sys.exit(not ($pfix > 0.5 > $pfeat))" ||
+	fail "p(fix) of the fix $pfix, of the feature $pfeat"
+
+# --- a mail and the commit it came from -------------------------------
+git -C "$repo" format-patch -1 --stdout "$fixrev" > "$tmp/fix.eml"
+pt score --json --commit "$fixrev" --repo "$repo" > "$tmp/c.json"
+pt score --json "$tmp/fix.eml" > "$tmp/m.json" || fail "score on a mail failed"
+pt score --json - < "$tmp/fix.eml" > "$tmp/stdin.json"
+cmp -s "$tmp/m.json" "$tmp/stdin.json" || fail "score FILE and score - differ"
+# The fix model reads the text and the diff, which a mail carries as
+# the commit does.  p(bug) may differ: a mail has no mined per-file
+# history rows (lines before, developers, age), see features.c.
+pycheck "$tmp/c.json" "$tmp/m.json" <<'EOF' || fail "mail and commit disagree"
+import json, sys
+c, m = (json.load(open(f)) for f in sys.argv[1:3])
+assert c["models"] == m["models"], (c["models"], m["models"])
+assert abs(c["p_fix"] - m["p_fix"]) < 1e-6, (c["p_fix"], m["p_fix"])
+assert 0 < m["p_bug"] < 1
+EOF
+
+# --- explain: every column, and they add up ----------------------------
+pt explain --json --commit "$fixrev" --repo "$repo" > "$tmp/e.json" ||
+	fail "explain --json failed"
+pycheck "$tmp/e.json" "$tmp/c.json" "$st/models" <<'EOF' || fail "explain --json"
+import json, math, sys
+e = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
+P_EPS = 1e-6
+def calibrate(man, f):
+    if man["calibration"] == "platt":
+        p = 1 / (1 + math.exp(man["platt"]["a"] * f + man["platt"]["b"]))
+    else:
+        x, y = man["isotonic"]["x"], man["isotonic"]["y"]
+        if not x:
+            p = 1 / (1 + math.exp(-f))
+        elif f <= x[0]:
+            p = y[0]
+        elif f >= x[-1]:
+            p = y[-1]
+        else:
+            i = max(k for k in range(len(x)) if x[k] <= f)
+            p = y[i] + (y[i + 1] - y[i]) * (f - x[i]) / (x[i + 1] - x[i])
+    return min(max(p, P_EPS), 1 - P_EPS)
+for t, key in (("fix", "p_fix"), ("risk", "p_bug")):
+    man = json.load(open("%s/%s/manifest.json" % (sys.argv[3], t)))
+    x = e[t]
+    names = [f["feature"] for f in x["features"]]
+    assert len(names) == len(set(names)), names
+    assert set(names) == set(man["features"]["used"]) | {"text.score"}, \
+        set(names) ^ (set(man["features"]["used"]) | {"text.score"})
+    if t == "fix":
+        assert not any(n.startswith("label.") for n in names), names
+    f = x["bias"] + sum(c["weight"] for c in x["features"])
+    assert abs(calibrate(man, f) - x["p"]) < 1e-6, (t, f, x["p"])
+    assert abs(x["p"] - s[key]) < 1e-6, (x["p"], s[key])
+    assert x["model"] == s["models"][t]
+    assert x["text"] and all(c["feature"] == "text" for c in x["text"])
+EOF
+out=$(pt explain --commit "$fixrev" --repo "$repo")
+nused=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["features"]["used"]) + 1)' \
+	"$st/models/fix/manifest.json")
+got=$(awk '/^p\(fix\)/ { on = 1 } /text model/ { on = 0 }
+	on && /^ +[+-][0-9]+\.[0-9][0-9][0-9] / { n++ } END { print n + 0 }' <<<"$out")
+[ "$got" = "$nused" ] || fail "explain lists $got fix columns, the model uses $nused"
+grep -Eq '^  base log-odds [+-][0-9]' <<<"$out" || fail "explain: no base log-odds"
+
+# --- deterministic training ------------------------------------------------
+mkdir "$tmp/state2"
+cp "$st/state.db" "$tmp/state2/"
+rm -rf "$tmp/state2/models"
+"$bin" --quiet --state "$tmp/state2" train > "$tmp/train2.log" 2>&1 ||
+	fail "second training failed: $(cat "$tmp/train2.log")"
+for t in fix risk; do
+	for f in manifest.json text.model trees.json; do
+		pt_checks=$((pt_checks + 1))
+		cmp -s "$st/models/$t/$f" "$tmp/state2/models/$t/$f" ||
+			fail "training twice: $t/$f differs"
+	done
+done
+
+# --- bad input ---------------------------------------------------------------
+expect_exit 1 pt score "$tmp/missing.eml"
+expect_err "missing\.eml" pt score "$tmp/missing.eml"
+expect_exit 1 pt score "$data/mail/reply.eml"
+expect_err "reply\.eml' has no diff" pt score "$data/mail/reply.eml"
+expect_exit 1 pt explain "$data/mail/reply.eml"
+expect_exit 2 pt train --task bogus
+expect_err "--task is fix, risk or all" pt train --task bogus
+expect_exit 2 pt score
+expect_exit 2 pt score --commit HEAD
+expect_err "--commit needs --repo" pt score --commit HEAD
+expect_exit 2 pt score --frobnicate "$tmp/fix.eml"
+expect_exit 1 pt score --commit no-such-rev --repo "$repo"
+expect_err "cannot read commit 'no-such-rev'" pt score --commit no-such-rev --repo "$repo"
+mkdir "$tmp/empty"
+expect_exit 1 "$bin" --state "$tmp/empty" score "$tmp/fix.eml"
+expect_err "no trained model" "$bin" --state "$tmp/empty" explain "$tmp/fix.eml"
+
+finish
