@@ -947,11 +947,59 @@ void pw_series_free(struct pw_series *s)
 	free(s);
 }
 
+/* A positive "id" of o (an object) into *id; 0 when o is not an object. */
+static int id_of(const json_t *o, const char *what, int64_t *id)
+{
+	const json_t *v = json_object_get(o, "id");
+
+	*id = 0;
+	if (!json_is_object(o))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) <= 0)
+		return pt_error_set(PT_EINVAL, "patchwork %s without a "
+				    "positive id", what);
+	*id = (int64_t)json_integer_value(v);
+	return 0;
+}
+
+int pw_series_ids(int64_t **ids, size_t *n, int64_t *cover_id,
+		  const json_t *series)
+{
+	const json_t *list = json_object_get(series, "patches"), *mini;
+	size_t i;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	rc = id_of(json_object_get(series, "cover_letter"), "cover letter",
+		   cover_id);
+	if (rc || !json_array_size(list))
+		return rc;
+	*ids = pt_calloc(json_array_size(list), sizeof(**ids));
+	if (!*ids)
+		return PT_ENOMEM;
+	json_array_foreach(list, i, mini) {
+		rc = id_of(mini, "series patch", &(*ids)[i]);
+		if (!rc && !(*ids)[i])
+			rc = pt_error_set(PT_EINVAL, "patchwork series patch "
+					  "is not an object");
+		if (rc)
+			break;
+	}
+	if (rc) {
+		free(*ids);
+		*ids = NULL;
+		return rc;
+	}
+	*n = json_array_size(list);
+	return 0;
+}
+
 int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out)
 {
 	struct pw_series *s;
 	struct buf b = BUF_INIT;
-	json_t *list, *cl, *mini;
+	int64_t *ids = NULL, cover;
 	size_t i, n;
 	int rc;
 
@@ -965,10 +1013,12 @@ int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out)
 		rc = pw_get_json(pw, b.ptr, &s->json);
 	if (rc)
 		goto out;
-	cl = json_object_get(s->json, "cover_letter");
-	if (json_is_object(cl)) {
+	rc = pw_series_ids(&ids, &n, &cover, s->json);
+	if (rc)
+		goto out;
+	if (cover) {
 		buf_reset(&b);
-		rc = buf_addf(&b, "covers/%lld/", (long long)int_of(cl, "id"));
+		rc = buf_addf(&b, "covers/%lld/", (long long)cover);
 		if (!rc)
 			rc = pw_get_json(pw, b.ptr, &s->cover);
 		if (!rc)
@@ -978,8 +1028,6 @@ int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out)
 		if (rc)
 			goto out;
 	}
-	list = json_object_get(s->json, "patches");
-	n = json_array_size(list);
 	if (n) {
 		s->patches = pt_calloc(n, sizeof(*s->patches));
 		if (!s->patches) {
@@ -987,13 +1035,14 @@ int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out)
 			goto out;
 		}
 	}
-	json_array_foreach(list, i, mini) {
-		rc = pw_patch_fetch(pw, int_of(mini, "id"), &s->patches[i]);
+	for (i = 0; i < n; i++) {
+		rc = pw_patch_fetch(pw, ids[i], &s->patches[i]);
 		if (rc)
 			goto out;
 		s->npatches++;
 	}
 out:
+	free(ids);
 	buf_free(&b);
 	if (rc) {
 		pw_series_free(s);
@@ -1034,13 +1083,42 @@ static int check_from_json(struct pw_check *c, const json_t *j)
 	return c->state && c->context && c->date && c->user ? 0 : PT_ENOMEM;
 }
 
+int pw_checks_from_json(struct pw_check **out, size_t *n, const json_t *list)
+{
+	struct pw_check *c = NULL;
+	const json_t *j;
+	size_t i, len = json_array_size(list);
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!json_is_array(list))
+		return pt_error_set(PT_EINVAL, "patchwork checks are not a "
+				    "list");
+	if (len) {
+		c = pt_calloc(len, sizeof(*c));
+		if (!c)
+			return PT_ENOMEM;
+	}
+	json_array_foreach(list, i, j) {
+		rc = check_from_json(&c[i], j);
+		if (rc)
+			break;
+	}
+	if (rc) {
+		pw_checks_free(c, len);
+		return rc;
+	}
+	*out = c;
+	*n = len;
+	return 0;
+}
+
 int pw_checks_list(struct pw *pw, int64_t patch_id, struct pw_check **out,
 		   size_t *n)
 {
 	struct buf b = BUF_INIT;
-	struct pw_check *c = NULL;
-	json_t *list = NULL, *j;
-	size_t i;
+	json_t *list = NULL;
 	int rc;
 
 	*out = NULL;
@@ -1048,22 +1126,8 @@ int pw_checks_list(struct pw *pw, int64_t patch_id, struct pw_check **out,
 	rc = buf_addf(&b, "patches/%lld/checks/", (long long)patch_id);
 	if (!rc)
 		rc = pw_get_list(pw, b.ptr, &list);
-	if (!rc && json_array_size(list)) {
-		c = pt_calloc(json_array_size(list), sizeof(*c));
-		if (!c)
-			rc = PT_ENOMEM;
-	}
-	json_array_foreach(list, i, j) {
-		if (rc)
-			break;
-		rc = check_from_json(&c[i], j);
-	}
-	if (rc) {
-		pw_checks_free(c, list ? json_array_size(list) : 0);
-	} else {
-		*out = c;
-		*n = json_array_size(list);
-	}
+	if (!rc)
+		rc = pw_checks_from_json(out, n, list);
 	json_decref(list);
 	buf_free(&b);
 	return rc;

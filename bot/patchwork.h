@@ -115,6 +115,14 @@ struct pw_series {
 };
 
 int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out);
+/*
+ * What pw_series_fetch follows in a /series/ID/ document: the patches'
+ * ids in order (*ids fresh, NULL when there are none) and the cover
+ * letter's id (*cover_id 0 when there is none).  A patch or cover
+ * letter without a positive id is an error.
+ */
+int pw_series_ids(int64_t **ids, size_t *n, int64_t *cover_id,
+		  const json_t *series);
 void pw_series_free(struct pw_series *s);
 int pw_patch_fetch(struct pw *pw, int64_t id, struct pw_patch *out);
 void pw_patch_clear(struct pw_patch *p);
@@ -129,6 +137,8 @@ struct pw_check {
 int pw_checks_list(struct pw *pw, int64_t patch_id, struct pw_check **out,
 		   size_t *n);
 void pw_checks_free(struct pw_check *c, size_t n);
+/* The checks of a /patches/ID/checks/ list (an array) as structs. */
+int pw_checks_from_json(struct pw_check **out, size_t *n, const json_t *list);
 
 /* description cut to at most max bytes on a UTF-8 boundary (fresh). */
 char *pw_description_cap(const char *d, size_t max);

@@ -321,6 +321,70 @@ static void test_series(void **state)
 	pw_free(pw);
 }
 
+/* pw_series_ids and pw_checks_from_json on documents, no server */
+static void test_json_to_structs(void **state)
+{
+	struct pw_check *c;
+	int64_t *ids, cover;
+	json_t *j;
+	size_t n;
+
+	(void)state;
+	j = json_loads("{\"cover_letter\": {\"id\": 7}, \"patches\": "
+		       "[{\"id\": 8}, {\"id\": 9, \"name\": \"x\"}]}", 0,
+		       NULL);
+	assert_int_equal(pw_series_ids(&ids, &n, &cover, j), 0);
+	assert_int_equal(cover, 7);
+	assert_int_equal(n, 2);
+	assert_int_equal(ids[0], 8);
+	assert_int_equal(ids[1], 9);
+	free(ids);
+	json_decref(j);
+
+	j = json_loads("{\"cover_letter\": null, \"patches\": []}", 0, NULL);
+	assert_int_equal(pw_series_ids(&ids, &n, &cover, j), 0);
+	assert_int_equal(cover, 0);
+	assert_int_equal(n, 0);
+	assert_null(ids);
+	json_decref(j);
+
+	/* a patch the client could not fetch is refused, not GET patches/0/ */
+	j = json_loads("{\"patches\": [{\"id\": 3}, {\"id\": \"4\"}]}", 0,
+		       NULL);
+	assert_int_equal(pw_series_ids(&ids, &n, &cover, j), PT_EINVAL);
+	assert_null(ids);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(pt_error_last(), "positive id"));
+	json_decref(j);
+	j = json_loads("{\"patches\": [5]}", 0, NULL);
+	assert_int_equal(pw_series_ids(&ids, &n, &cover, j), PT_EINVAL);
+	json_decref(j);
+	j = json_loads("{\"cover_letter\": {\"id\": -1}}", 0, NULL);
+	assert_int_equal(pw_series_ids(&ids, &n, &cover, j), PT_EINVAL);
+	json_decref(j);
+
+	j = json_loads("[{\"id\": 1, \"state\": \"warning\", \"context\": "
+		       "\"patchtriage-risk\", \"description\": null, "
+		       "\"user\": {\"username\": \"bot\"}, \"date\": "
+		       "\"2026-11-02T09:00:00\"}, 17, {\"user\": 1}]", 0,
+		       NULL);
+	assert_int_equal(pw_checks_from_json(&c, &n, j), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(c[0].id, 1);
+	assert_string_equal(c[0].state, "warning");
+	assert_string_equal(c[0].user, "bot");
+	assert_null(c[0].description);
+	/* what is not a check object reads as an empty one */
+	assert_string_equal(c[1].context, "");
+	assert_string_equal(c[2].user, "");
+	pw_checks_free(c, n);
+	json_decref(j);
+	j = json_loads("{\"id\": 1}", 0, NULL);
+	assert_int_equal(pw_checks_from_json(&c, &n, j), PT_EINVAL);
+	assert_null(c);
+	json_decref(j);
+}
+
 static int count_checks(struct pw *pw, int64_t patch, const char *ctx)
 {
 	struct pw_check *c;
@@ -499,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_dates),
 		cmocka_unit_test(test_events_resume),
 		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_json_to_structs),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_errors),
 	};
