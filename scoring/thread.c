@@ -7,13 +7,18 @@
  * its own series.  Replies attach to the nearest patch or cover letter
  * in their In-Reply-To/References chain; a reply that arrives before its
  * patch is kept with its references and adopted when the patch comes.
- * Each message is one transaction.  It owns the SQL of the threading
- * tables; it does not parse mail (patch_from_mail does) nor score.
+ * Each message is one transaction, or a savepoint when the caller holds
+ * one (the archive import batches messages that way).  Its statements
+ * are prepared once per struct thread and kept: preparing them anew for
+ * each message used to cost more than running them.  It owns the SQL of
+ * the threading tables; it does not parse mail (patch_from_mail does)
+ * nor score.
  */
 #include "thread.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +29,160 @@
 
 #define THREAD_MAX_LEXICON (1u << 20)
 
+/* ---- statements ---------------------------------------------------- */
+
+enum thread_sql {
+	SQL_INSERT_MESSAGE,
+	SQL_INSERT_REF,
+	SQL_LINK_MESSAGE,
+	SQL_SERIES_GET,
+	SQL_SUBJECT_COVER,
+	SQL_SUBJECT_PATCH,
+	SQL_SERIES_COUNT,
+	SQL_VERSION_INSERT,
+	SQL_VERSION_OF_MSG,
+	SQL_VERSION_BY_SUBJECT,
+	SQL_VERSION_PATCHES,
+	SQL_VERSION_EXISTING,
+	SQL_INSERT_PATCH,
+	SQL_TARGET_OF,
+	SQL_INSERT_REVIEW,
+	SQL_INSERT_REPLY,
+	SQL_LOAD_REFS,
+	SQL_RELINK_REPLY,   /* these three in this order: relink_reply() */
+	SQL_RELINK_REVIEWS,
+	SQL_RELINK_MESSAGE,
+	SQL_ORPHANS,
+	SQL_FIND_PATCH,
+	SQL_FEAT_PATCH,
+	SQL_FEAT_REPLIES,
+	SQL_FEAT_ARCHS,
+	SQL_FEAT_REVIEWS,
+	SQL_FEAT_VERSIONS,
+	SQL_COUNT
+};
+
+/* Replies on the patch itself or on its series' cover letter. */
+#define ON_PATCH " (patch_id = ?1 OR (series_id = ?2 AND patch_id = 0)) "
+
+static const char *const thread_sql[SQL_COUNT] = {
+	[SQL_INSERT_MESSAGE] =
+		"INSERT INTO messages (message_id, in_reply_to, list_id, "
+		"author_name, author_email, date, subject, kind, source, "
+		"received) VALUES (?,?,?,?,?,?,?,?,?,?) "
+		"ON CONFLICT(message_id) DO NOTHING",
+	[SQL_INSERT_REF] =
+		"INSERT OR IGNORE INTO message_refs (message_id, ref, pos) "
+		"VALUES (?,?,?)",
+	[SQL_LINK_MESSAGE] =
+		"UPDATE messages SET series_id = ?, patch_id = ? "
+		"WHERE message_id = ?",
+	[SQL_SERIES_GET] =
+		"INSERT INTO series (thread_key, author_name, author_email, "
+		"list_id, version, total, first_date, last_date) VALUES "
+		"(?,?,?,?,?,?,?,?) ON CONFLICT(thread_key) DO UPDATE SET "
+		"first_date = min(first_date, excluded.first_date), "
+		"last_date = max(last_date, excluded.last_date) RETURNING id",
+	/* a cover letter's subject wins over a patch's */
+	[SQL_SUBJECT_COVER] =
+		"UPDATE series SET subject = ?, norm_subject = ?, "
+		"cover_msgid = ? WHERE id = ?",
+	[SQL_SUBJECT_PATCH] =
+		"UPDATE series SET subject = ?, norm_subject = ? "
+		"WHERE id = ? AND cover_msgid IS NULL",
+	[SQL_SERIES_COUNT] =
+		"UPDATE series SET received = (SELECT count(DISTINCT number) "
+		"FROM patches WHERE series_id = ?1 AND number >= 1 AND number "
+		"<= series.total), complete = ((SELECT count(DISTINCT number) "
+		"FROM patches WHERE series_id = ?1 AND number >= 1 AND number "
+		"<= series.total) >= total) WHERE id = ?1 RETURNING complete",
+	[SQL_VERSION_INSERT] =
+		"INSERT OR IGNORE INTO series_versions (series_id, "
+		"prev_series_id, reason) VALUES (?,?,?)",
+	/* the series of message ?1 when its version is below ?2 */
+	[SQL_VERSION_OF_MSG] =
+		"SELECT s.id FROM messages m JOIN series s ON s.id = "
+		"m.series_id WHERE m.message_id = ? AND s.version < ? "
+		"AND s.id != ? AND m.kind IN ('patch', 'cover')",
+	[SQL_VERSION_BY_SUBJECT] =
+		"SELECT s.id FROM series s WHERE s.author_email = ?1 "
+		"AND s.version < ?2 AND s.id != ?3 AND (s.norm_subject "
+		"= (SELECT norm_subject FROM series WHERE id = ?3) OR "
+		"EXISTS (SELECT 1 FROM patches a JOIN patches b ON "
+		"a.norm_subject = b.norm_subject WHERE a.series_id = "
+		"s.id AND b.series_id = ?3)) ORDER BY s.version DESC, "
+		"s.first_date DESC LIMIT 1",
+	[SQL_VERSION_PATCHES] =
+		"UPDATE patches SET prev_patch_id = (SELECT o.id FROM "
+		"patches o WHERE o.series_id = ?2 AND o.norm_subject "
+		"= patches.norm_subject ORDER BY o.id LIMIT 1) WHERE "
+		"series_id = ?1 AND prev_patch_id IS NULL",
+	[SQL_VERSION_EXISTING] =
+		"SELECT prev_series_id FROM series_versions WHERE "
+		"series_id = ?",
+	[SQL_INSERT_PATCH] =
+		"INSERT INTO patches (message_id, series_id, number, total, "
+		"version, subject, norm_subject, author_name, author_email, "
+		"date, files, added, removed) VALUES "
+		"(?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+	[SQL_TARGET_OF] =
+		"SELECT series_id, patch_id FROM messages WHERE "
+		"message_id = ? AND series_id IS NOT NULL",
+	[SQL_INSERT_REVIEW] =
+		"INSERT OR IGNORE INTO mail_reviews (reply_msgid, series_id, "
+		"patch_id, kind, name, email, date) VALUES (?,?,?,?,?,?,?)",
+	[SQL_INSERT_REPLY] =
+		"INSERT OR IGNORE INTO replies (message_id, series_id, "
+		"patch_id, author_name, author_email, date, lines, "
+		"inline_comments, tested_claims, sentiment, bot, "
+		"bot_verdict, bot_arch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[SQL_LOAD_REFS] =
+		"SELECT ref FROM message_refs WHERE message_id = ? "
+		"ORDER BY pos",
+	[SQL_RELINK_REPLY] =
+		"UPDATE replies SET series_id = ?1, patch_id = ?2 WHERE "
+		"message_id = ?3",
+	[SQL_RELINK_REVIEWS] =
+		"UPDATE mail_reviews SET series_id = ?1, patch_id = ?2 WHERE "
+		"reply_msgid = ?3",
+	[SQL_RELINK_MESSAGE] =
+		"UPDATE messages SET series_id = ?1, patch_id = ?2 WHERE "
+		"message_id = ?3",
+	[SQL_ORPHANS] =
+		"SELECT DISTINCT r.message_id FROM message_refs mr "
+		"JOIN replies r ON r.message_id = mr.message_id WHERE "
+		"mr.ref = ? AND (r.series_id IS NULL OR r.patch_id = 0)",
+	[SQL_FIND_PATCH] =
+		"SELECT id, series_id FROM patches WHERE message_id = ?",
+	[SQL_FEAT_PATCH] =
+		"SELECT series_id, version, author_email FROM patches "
+		"WHERE id = ?",
+	[SQL_FEAT_REPLIES] =
+		"SELECT count(*), count(DISTINCT CASE WHEN bot IS NULL "
+		"AND author_email != ?3 THEN author_email END), "
+		"coalesce(sum(inline_comments), 0), "
+		"coalesce(sum(tested_claims), 0), "
+		"coalesce(avg(CASE WHEN sentiment != 0 THEN sentiment "
+		"END), 0), count(bot), count(CASE WHEN bot_verdict IN "
+		"('failure', 'error', 'warning') THEN 1 END) FROM "
+		"replies WHERE" ON_PATCH,
+	[SQL_FEAT_ARCHS] =
+		"SELECT DISTINCT bot_arch FROM replies WHERE bot_arch "
+		"IS NOT NULL AND" ON_PATCH,
+	[SQL_FEAT_REVIEWS] =
+		"SELECT kind, count(DISTINCT email) FROM mail_reviews "
+		"WHERE" ON_PATCH "GROUP BY kind",
+	[SQL_FEAT_VERSIONS] =
+		"WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 "
+		"UNION SELECT v.prev_series_id, depth + 1 FROM "
+		"series_versions v JOIN chain c ON v.series_id = c.id "
+		"WHERE depth < 100) SELECT max(depth) FROM chain",
+};
+
 struct thread {
 	struct db *db;
 	struct strmap lex;  /* word -> score * 1000 */
+	sqlite3_stmt *st[SQL_COUNT];  /* prepared on first use */
 };
 
 const char *thread_kind_name(enum thread_kind k)
@@ -118,8 +274,12 @@ int thread_open(struct thread **out, struct db *db, const char *lexicon)
 
 void thread_free(struct thread *t)
 {
+	size_t i;
+
 	if (!t)
 		return;
+	for (i = 0; i < SQL_COUNT; i++)
+		sqlite3_finalize(t->st[i]);
 	strmap_free(&t->lex);
 	free(t);
 }
@@ -325,41 +485,173 @@ void thread_detect_bot(const struct patch *p, const char *text,
 
 static void bind_str(sqlite3_stmt *st, int i, const char *s)
 {
+	/* static: every use ends in stmt_end() while s is still alive */
 	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, i);
 }
 
-static void bind_id(sqlite3_stmt *st, int i, int64_t v)
+/*
+ * Bind the arguments from parameter first on, one per letter of fmt:
+ * s = const char * (NULL binds NULL), i = int64_t, n = int64_t bound as
+ * NULL when 0 (an id that is not there), d = double.
+ */
+static void bind_args(sqlite3_stmt *st, int first, const char *fmt,
+		      va_list ap)
 {
-	if (v)
-		sqlite3_bind_int64(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
+	int64_t v;
+	int i = first;
+
+	for (; *fmt; fmt++, i++) {
+		switch (*fmt) {
+		case 's':
+			bind_str(st, i, va_arg(ap, const char *));
+			break;
+		case 'd':
+			sqlite3_bind_double(st, i, va_arg(ap, double));
+			break;
+		default: /* 'i', 'n' */
+			v = va_arg(ap, int64_t);
+			if (v || *fmt == 'i')
+				sqlite3_bind_int64(st, i, v);
+			else
+				sqlite3_bind_null(st, i);
+			break;
+		}
+	}
 }
 
-static int step_done(struct db *db, sqlite3_stmt *st, const char *what)
+static void stmt_bind(sqlite3_stmt *st, int first, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	bind_args(st, first, fmt, ap);
+	va_end(ap);
+}
+
+/* Ready for the next use; what it bound goes with it. */
+static void stmt_end(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+static int stmt_get(sqlite3_stmt **out, struct thread *t, enum thread_sql id)
+{
+	if (!t->st[id] &&
+	    sqlite3_prepare_v3(t->db->h, thread_sql[id], -1,
+			       SQLITE_PREPARE_PERSISTENT, &t->st[id],
+			       NULL) != SQLITE_OK)
+		return pt_error_set(PT_EIO, "database '%s': %s", t->db->path,
+				    sqlite3_errmsg(t->db->h));
+	*out = t->st[id];
+	return 0;
+}
+
+/* Statement id with fmt's arguments bound; the caller steps it and ends
+ * it with stmt_end(). */
+static int stmt_start(sqlite3_stmt **out, struct thread *t,
+		      enum thread_sql id, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	rc = stmt_get(out, t, id);
+	if (rc)
+		return rc;
+	va_start(ap, fmt);
+	bind_args(*out, 1, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+/* Step a started statement once (a row or the end is fine) and end it. */
+static int stmt_run(struct thread *t, sqlite3_stmt *st, const char *what)
 {
 	int rc = sqlite3_step(st);
 
-	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
-		return 0;
-	return db_error(db, what);
+	rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : db_error(t->db, what);
+	stmt_end(st);
+	return rc;
 }
 
-/* Run a statement that returns one integer (0 when no row). */
-static int query_i64(struct db *db, sqlite3_stmt *st, int64_t *out,
-		     const char *what)
+/* Run statement id with fmt's arguments; no result wanted. */
+static int stmt_exec(struct thread *t, enum thread_sql id, const char *what,
+		     const char *fmt, ...)
 {
-	int rc = sqlite3_step(st);
+	sqlite3_stmt *st;
+	va_list ap;
+	int rc;
+
+	rc = stmt_get(&st, t, id);
+	if (rc)
+		return rc;
+	va_start(ap, fmt);
+	bind_args(st, 1, fmt, ap);
+	va_end(ap);
+	return stmt_run(t, st, what);
+}
+
+/* Run statement id for the integer in its first row (0 when no row). */
+static int stmt_i64(struct thread *t, int64_t *out, enum thread_sql id,
+		    const char *what, const char *fmt, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	int rc;
 
 	*out = 0;
-	if (rc == SQLITE_ROW) {
+	rc = stmt_get(&st, t, id);
+	if (rc)
+		return rc;
+	va_start(ap, fmt);
+	bind_args(st, 1, fmt, ap);
+	va_end(ap);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
-		return 0;
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_error(t->db, what);
+	stmt_end(st);
+	return rc;
+}
+
+/*
+ * The text of column 0 of every row of a started statement, which it
+ * ends; *out is a malloc'd array of n malloc'd strings.
+ */
+static int stmt_strings(struct thread *t, sqlite3_stmt *st, char ***out,
+			size_t *n, const char *what)
+{
+	char **v = NULL, **nv;
+	int rc;
+
+	*n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		nv = pt_reallocarray(v, *n + 1, sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[*n] = pt_strdup((const char *)sqlite3_column_text(st, 0));
+		if (!v[*n])
+			break;
+		(*n)++;
 	}
-	return rc == SQLITE_DONE ? 0 : db_error(db, what);
+	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? PT_ENOMEM
+						     : db_error(t->db, what);
+	stmt_end(st);
+	*out = v;
+	return rc;
+}
+
+static void strings_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 /* ---- classification ------------------------------------------------ */
@@ -385,49 +677,34 @@ static const char *thread_root(const struct patch *p)
 	return p->message_id;
 }
 
+/* The subject's version, size and number, 1 when it names none. */
+static int64_t or_one(unsigned v)
+{
+	return v ? (int64_t)v : 1;
+}
+
 /* ---- messages ------------------------------------------------------ */
 
 static int insert_message(struct thread *t, const struct patch *p,
 			  enum thread_kind kind, const char *source,
 			  int *dup)
 {
-	sqlite3_stmt *st;
 	int rc;
 
-	rc = db_prepare(&st, t->db,
-			"INSERT INTO messages (message_id, in_reply_to, "
-			"list_id, author_name, author_email, date, subject, "
-			"kind, source, received) VALUES (?,?,?,?,?,?,?,?,?,?) "
-			"ON CONFLICT(message_id) DO NOTHING");
-	if (rc)
-		return rc;
-	bind_str(st, 1, p->message_id);
-	bind_str(st, 2, p->in_reply_to);
-	bind_str(st, 3, p->list_id);
-	bind_str(st, 4, p->author.name);
-	bind_str(st, 5, p->author.email);
-	sqlite3_bind_int64(st, 6, p->author_date);
-	bind_str(st, 7, p->subject.raw);
-	bind_str(st, 8, thread_kind_name(kind));
-	bind_str(st, 9, source);
-	sqlite3_bind_int64(st, 10, (sqlite3_int64)time(NULL));
-	rc = step_done(t->db, st, "storing message");
+	rc = stmt_exec(t, SQL_INSERT_MESSAGE, "storing message", "sssssisssi",
+		       p->message_id, p->in_reply_to, p->list_id,
+		       p->author.name, p->author.email,
+		       (int64_t)p->author_date, p->subject.raw,
+		       thread_kind_name(kind), source, (int64_t)time(NULL));
 	*dup = !rc && sqlite3_changes(t->db->h) == 0;
-	sqlite3_finalize(st);
 	return rc;
 }
 
 static int insert_refs(struct thread *t, const struct patch *p)
 {
-	sqlite3_stmt *st;
 	size_t i, n = p->nreferences;
-	int rc, have_irt = 0;
+	int rc = 0, have_irt = 0;
 
-	rc = db_prepare(&st, t->db,
-			"INSERT OR IGNORE INTO message_refs (message_id, ref, "
-			"pos) VALUES (?,?,?)");
-	if (rc)
-		return rc;
 	for (i = 0; !rc && i <= n; i++) {
 		const char *ref = i < n ? p->references[i] : p->in_reply_to;
 
@@ -435,33 +712,17 @@ static int insert_refs(struct thread *t, const struct patch *p)
 			continue;
 		if (p->in_reply_to && !strcmp(ref, p->in_reply_to))
 			have_irt = 1;
-		sqlite3_reset(st);
-		bind_str(st, 1, p->message_id);
-		bind_str(st, 2, ref);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)i);
-		rc = step_done(t->db, st, "storing references");
+		rc = stmt_exec(t, SQL_INSERT_REF, "storing references", "ssi",
+			       p->message_id, ref, (int64_t)i);
 	}
-	sqlite3_finalize(st);
 	return rc;
 }
 
 static int set_message_link(struct thread *t, const char *msgid,
 			    int64_t series, int64_t patch)
 {
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, t->db,
-			"UPDATE messages SET series_id = ?, patch_id = ? "
-			"WHERE message_id = ?");
-	if (rc)
-		return rc;
-	bind_id(st, 1, series);
-	sqlite3_bind_int64(st, 2, patch);
-	bind_str(st, 3, msgid);
-	rc = step_done(t->db, st, "linking message");
-	sqlite3_finalize(st);
-	return rc;
+	return stmt_exec(t, SQL_LINK_MESSAGE, "linking message", "nis",
+			 series, patch, msgid);
 }
 
 /* ---- series -------------------------------------------------------- */
@@ -478,33 +739,17 @@ static int series_key(struct buf *key, const struct patch *p)
 static int series_get(struct thread *t, const struct patch *p, int64_t *id)
 {
 	struct buf key = BUF_INIT;
-	sqlite3_stmt *st = NULL;
 	int rc;
 
 	rc = series_key(&key, p);
 	if (!rc)
-		rc = db_prepare(&st, t->db,
-				"INSERT INTO series (thread_key, author_name, "
-				"author_email, list_id, version, total, "
-				"first_date, last_date) VALUES (?,?,?,?,?,?,?,?) "
-				"ON CONFLICT(thread_key) DO UPDATE SET "
-				"first_date = min(first_date, excluded.first_date),"
-				" last_date = max(last_date, excluded.last_date) "
-				"RETURNING id");
-	if (rc)
-		goto out;
-	bind_str(st, 1, key.ptr);
-	bind_str(st, 2, p->author.name);
-	bind_str(st, 3, p->author.email);
-	bind_str(st, 4, p->list_id);
-	sqlite3_bind_int(st, 5, (int)(p->subject.version ? p->subject.version
-							 : 1));
-	sqlite3_bind_int(st, 6, (int)(p->subject.total ? p->subject.total : 1));
-	sqlite3_bind_int64(st, 7, p->author_date);
-	sqlite3_bind_int64(st, 8, p->author_date);
-	rc = query_i64(t->db, st, id, "storing series");
-out:
-	sqlite3_finalize(st);
+		rc = stmt_i64(t, id, SQL_SERIES_GET, "storing series",
+			      "ssssiiii", key.ptr, p->author.name,
+			      p->author.email, p->list_id,
+			      or_one(p->subject.version),
+			      or_one(p->subject.total),
+			      (int64_t)p->author_date,
+			      (int64_t)p->author_date);
 	buf_free(&key);
 	return rc;
 }
@@ -512,97 +757,40 @@ out:
 static int series_set_subject(struct thread *t, int64_t id,
 			      const struct patch *p, int is_cover)
 {
-	sqlite3_stmt *st;
 	char *norm;
 	int rc;
 
 	norm = subject_normalise(p->subject.clean ? p->subject.clean : "");
 	if (!norm)
 		return PT_ENOMEM;
-	/* a cover letter's subject wins over a patch's */
-	rc = db_prepare(&st, t->db,
-			is_cover ? "UPDATE series SET subject = ?, "
-				   "norm_subject = ?, cover_msgid = ? WHERE id = ?"
-				 : "UPDATE series SET subject = ?, norm_subject = ? "
-				   "WHERE id = ? AND cover_msgid IS NULL");
-	if (!rc) {
-		bind_str(st, 1, p->subject.clean);
-		bind_str(st, 2, norm);
-		if (is_cover) {
-			bind_str(st, 3, p->message_id);
-			sqlite3_bind_int64(st, 4, id);
-		} else {
-			sqlite3_bind_int64(st, 3, id);
-		}
-		rc = step_done(t->db, st, "storing series subject");
-		sqlite3_finalize(st);
-	}
+	if (is_cover)
+		rc = stmt_exec(t, SQL_SUBJECT_COVER, "storing series subject",
+			       "sssi", p->subject.clean, norm, p->message_id,
+			       id);
+	else
+		rc = stmt_exec(t, SQL_SUBJECT_PATCH, "storing series subject",
+			       "ssi", p->subject.clean, norm, id);
 	free(norm);
 	return rc;
 }
 
 static int series_count(struct thread *t, int64_t id, int *complete)
 {
-	sqlite3_stmt *st;
 	int64_t c = 0;
 	int rc;
 
-	rc = db_prepare(&st, t->db,
-			"UPDATE series SET received = (SELECT count(DISTINCT "
-			"number) FROM patches WHERE series_id = ?1 AND number "
-			">= 1 AND number <= series.total), complete = ((SELECT "
-			"count(DISTINCT number) FROM patches WHERE series_id = "
-			"?1 AND number >= 1 AND number <= series.total) >= "
-			"total) WHERE id = ?1 RETURNING complete");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	rc = query_i64(t->db, st, &c, "counting series");
-	sqlite3_finalize(st);
+	rc = stmt_i64(t, &c, SQL_SERIES_COUNT, "counting series", "i", id);
 	*complete = (int)c;
 	return rc;
 }
 
 /* ---- version links ------------------------------------------------- */
 
-static int link_insert(struct thread *t, int64_t id, int64_t prev,
-		       const char *reason)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, t->db,
-			"INSERT OR IGNORE INTO series_versions (series_id, "
-			"prev_series_id, reason) VALUES (?,?,?)");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, prev);
-	bind_str(st, 3, reason);
-	rc = step_done(t->db, st, "linking versions");
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* The series of message msgid when its version is below ver. */
 static int series_of_msg(struct thread *t, const char *msgid, int ver,
 			 int64_t self, int64_t *out)
 {
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, t->db,
-			"SELECT s.id FROM messages m JOIN series s ON s.id = "
-			"m.series_id WHERE m.message_id = ? AND s.version < ? "
-			"AND s.id != ? AND m.kind IN ('patch', 'cover')");
-	if (rc)
-		return rc;
-	bind_str(st, 1, msgid);
-	sqlite3_bind_int(st, 2, ver);
-	sqlite3_bind_int64(st, 3, self);
-	rc = query_i64(t->db, st, out, "finding a version");
-	sqlite3_finalize(st);
-	return rc;
+	return stmt_i64(t, out, SQL_VERSION_OF_MSG, "finding a version",
+			"sii", msgid, (int64_t)ver, self);
 }
 
 /* Message-ids written in a cover letter: lore links and <id> forms. */
@@ -631,65 +819,6 @@ static int link_from_text(struct thread *t, const char *text, int ver,
 	return rc;
 }
 
-static int link_by_subject(struct thread *t, int64_t self, int ver,
-			   const char *email, int64_t *prev)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, t->db,
-			"SELECT s.id FROM series s WHERE s.author_email = ?1 "
-			"AND s.version < ?2 AND s.id != ?3 AND (s.norm_subject "
-			"= (SELECT norm_subject FROM series WHERE id = ?3) OR "
-			"EXISTS (SELECT 1 FROM patches a JOIN patches b ON "
-			"a.norm_subject = b.norm_subject WHERE a.series_id = "
-			"s.id AND b.series_id = ?3)) ORDER BY s.version DESC, "
-			"s.first_date DESC LIMIT 1");
-	if (rc)
-		return rc;
-	bind_str(st, 1, email);
-	sqlite3_bind_int(st, 2, ver);
-	sqlite3_bind_int64(st, 3, self);
-	rc = query_i64(t->db, st, prev, "finding a version");
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int link_patches(struct thread *t, int64_t self, int64_t prev)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, t->db,
-			"UPDATE patches SET prev_patch_id = (SELECT o.id FROM "
-			"patches o WHERE o.series_id = ?2 AND o.norm_subject "
-			"= patches.norm_subject ORDER BY o.id LIMIT 1) WHERE "
-			"series_id = ?1 AND prev_patch_id IS NULL");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, self);
-	sqlite3_bind_int64(st, 2, prev);
-	rc = step_done(t->db, st, "linking patch versions");
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int existing_link(struct thread *t, int64_t self, int64_t *prev)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, t->db,
-			"SELECT prev_series_id FROM series_versions WHERE "
-			"series_id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, self);
-	rc = query_i64(t->db, st, prev, "reading versions");
-	sqlite3_finalize(st);
-	return rc;
-}
-
 /* Try the three ways a new version names its predecessor. */
 static int link_versions(struct thread *t, int64_t self,
 			 const struct patch *p, const char *text,
@@ -700,7 +829,8 @@ static int link_versions(struct thread *t, int64_t self,
 	size_t i;
 	int rc;
 
-	rc = existing_link(t, self, prev);
+	rc = stmt_i64(t, prev, SQL_VERSION_EXISTING, "reading versions", "i",
+		      self);
 	if (rc || *prev || ver < 2)
 		goto out;
 	for (i = 0; !rc && !*prev && i < p->nreferences; i++)
@@ -713,14 +843,18 @@ static int link_versions(struct thread *t, int64_t self,
 		reason = "cover-link";
 	}
 	if (!rc && !*prev) {
-		rc = link_by_subject(t, self, ver, p->author.email, prev);
+		rc = stmt_i64(t, prev, SQL_VERSION_BY_SUBJECT,
+			      "finding a version", "sii", p->author.email,
+			      (int64_t)ver, self);
 		reason = "subject";
 	}
 	if (!rc && *prev)
-		rc = link_insert(t, self, *prev, reason);
+		rc = stmt_exec(t, SQL_VERSION_INSERT, "linking versions",
+			       "iis", self, *prev, reason);
 out:
 	if (!rc && *prev)
-		rc = link_patches(t, self, *prev);
+		rc = stmt_exec(t, SQL_VERSION_PATCHES,
+			       "linking patch versions", "ii", self, *prev);
 	return rc;
 }
 
@@ -729,41 +863,19 @@ out:
 static int insert_patch(struct thread *t, const struct patch *p,
 			int64_t series, int64_t *id)
 {
-	sqlite3_stmt *st;
 	char *norm;
 	int rc;
 
 	norm = subject_normalise(p->subject.clean ? p->subject.clean : "");
 	if (!norm)
 		return PT_ENOMEM;
-	rc = db_prepare(&st, t->db,
-			"INSERT INTO patches (message_id, series_id, number, "
-			"total, version, subject, norm_subject, author_name, "
-			"author_email, date, files, added, removed) VALUES "
-			"(?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
-	if (!rc) {
-		bind_str(st, 1, p->message_id);
-		sqlite3_bind_int64(st, 2, series);
-		sqlite3_bind_int(st, 3, (int)(p->subject.number
-						      ? p->subject.number
-						      : 1));
-		sqlite3_bind_int(st, 4, (int)(p->subject.total
-						      ? p->subject.total
-						      : 1));
-		sqlite3_bind_int(st, 5, (int)(p->subject.version
-						      ? p->subject.version
-						      : 1));
-		bind_str(st, 6, p->subject.clean);
-		bind_str(st, 7, norm);
-		bind_str(st, 8, p->author.name);
-		bind_str(st, 9, p->author.email);
-		sqlite3_bind_int64(st, 10, p->author_date);
-		sqlite3_bind_int64(st, 11, (sqlite3_int64)p->nfiles);
-		sqlite3_bind_int64(st, 12, p->added);
-		sqlite3_bind_int64(st, 13, p->removed);
-		rc = query_i64(t->db, st, id, "storing patch");
-		sqlite3_finalize(st);
-	}
+	rc = stmt_i64(t, id, SQL_INSERT_PATCH, "storing patch",
+		      "siiiissssiiii", p->message_id, series,
+		      or_one(p->subject.number), or_one(p->subject.total),
+		      or_one(p->subject.version), p->subject.clean, norm,
+		      p->author.name, p->author.email,
+		      (int64_t)p->author_date, (int64_t)p->nfiles,
+		      (int64_t)p->added, (int64_t)p->removed);
 	free(norm);
 	return rc;
 }
@@ -783,12 +895,9 @@ static int target_of(struct thread *t, const char *msgid, struct target *o,
 	int rc;
 
 	*found = 0;
-	rc = db_prepare(&st, t->db,
-			"SELECT series_id, patch_id FROM messages WHERE "
-			"message_id = ? AND series_id IS NOT NULL");
+	rc = stmt_start(&st, t, SQL_TARGET_OF, "s", msgid);
 	if (rc)
 		return rc;
-	bind_str(st, 1, msgid);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		o->series = sqlite3_column_int64(st, 0);
@@ -798,7 +907,7 @@ static int target_of(struct thread *t, const char *msgid, struct target *o,
 	} else {
 		rc = rc == SQLITE_DONE ? 0 : db_error(t->db, "finding parent");
 	}
-	sqlite3_finalize(st);
+	stmt_end(st);
 	return rc;
 }
 
@@ -851,9 +960,9 @@ static void split_person(const char *v, size_t n, struct buf *name,
 		buf_addch(email, tolower((unsigned char)lt[k]));
 }
 
-static int store_review(struct thread *t, sqlite3_stmt *st,
-			const struct patch *p, const struct target *tg,
-			const char *kind, const char *v, size_t n)
+static int store_review(struct thread *t, const struct patch *p,
+			const struct target *tg, const char *kind,
+			const char *v, size_t n)
 {
 	struct buf name = BUF_INIT, email = BUF_INIT;
 	int rc;
@@ -861,15 +970,10 @@ static int store_review(struct thread *t, sqlite3_stmt *st,
 	while (n && isspace((unsigned char)v[n - 1]))
 		n--;
 	split_person(v, n, &name, &email);
-	sqlite3_reset(st);
-	bind_str(st, 1, p->message_id);
-	bind_id(st, 2, tg->series);
-	sqlite3_bind_int64(st, 3, tg->patch);
-	bind_str(st, 4, kind);
-	bind_str(st, 5, name.len ? name.ptr : NULL);
-	bind_str(st, 6, email.ptr);
-	sqlite3_bind_int64(st, 7, p->author_date);
-	rc = step_done(t->db, st, "storing review");
+	rc = stmt_exec(t, SQL_INSERT_REVIEW, "storing review", "snisssi",
+		       p->message_id, tg->series, tg->patch, kind,
+		       name.len ? name.ptr : NULL, email.ptr,
+		       (int64_t)p->author_date);
 	buf_free(&name);
 	buf_free(&email);
 	return rc;
@@ -879,17 +983,10 @@ static int store_review(struct thread *t, sqlite3_stmt *st,
 static int store_reviews(struct thread *t, const struct patch *p,
 			 const char *text, const struct target *tg)
 {
-	sqlite3_stmt *st;
 	const char *s = text, *e;
 	size_t i, k, n;
-	int rc;
+	int rc = 0;
 
-	rc = db_prepare(&st, t->db,
-			"INSERT OR IGNORE INTO mail_reviews (reply_msgid, "
-			"series_id, patch_id, kind, name, email, date) VALUES "
-			"(?,?,?,?,?,?,?)");
-	if (rc)
-		return rc;
 	for (; !rc && s && *s; s = *e ? e + 1 : e) {
 		e = strchr(s, '\n');
 		if (!e)
@@ -905,12 +1002,11 @@ static int store_reviews(struct thread *t, const struct patch *p,
 			i += n;
 			while (s + i < e && s[i] == ' ')
 				i++;
-			rc = store_review(t, st, p, tg, review_keys[k].kind,
+			rc = store_review(t, p, tg, review_keys[k].kind,
 					  s + i, (size_t)(e - s) - i);
 			break;
 		}
 	}
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -935,36 +1031,20 @@ static int insert_reply(struct thread *t, const struct patch *p,
 
 	thread_analyse_text(t, text, strlen(text), &tx);
 	thread_detect_bot(p, text, &bot);
-	rc = db_prepare(&st, t->db,
-			"INSERT OR IGNORE INTO replies (message_id, series_id, "
-			"patch_id, author_name, author_email, date, lines, "
-			"inline_comments, tested_claims, sentiment, bot, "
-			"bot_verdict, bot_arch) VALUES (?,?,?,?,?,?,?,?,?,?,?,"
-			"?,?)");
+	rc = stmt_start(&st, t, SQL_INSERT_REPLY, "sn", p->message_id,
+			tg->series);
 	if (rc)
 		return rc;
-	bind_str(st, 1, p->message_id);
-	bind_id(st, 2, tg->series);
+	/* an orphan has no patch either; 0 is the cover of a series */
 	if (tg->series)
 		sqlite3_bind_int64(st, 3, tg->patch);
-	else
-		sqlite3_bind_null(st, 3);
-	bind_str(st, 4, p->author.name);
-	bind_str(st, 5, p->author.email);
-	sqlite3_bind_int64(st, 6, p->author_date);
-	sqlite3_bind_int(st, 7, (int)tx.new_lines);
-	sqlite3_bind_int(st, 8, (int)tx.inline_comments);
-	sqlite3_bind_int(st, 9, (int)tx.tested_claims);
-	sqlite3_bind_double(st, 10, tx.sentiment_words
-					    ? tx.sentiment_sum /
-						      tx.sentiment_words
-					    : 0.0);
-	bind_str(st, 11, bot.name);
-	bind_str(st, 12, bot.verdict);
-	bind_str(st, 13, bot.arch[0] ? bot.arch : NULL);
-	rc = step_done(t->db, st, "storing reply");
-	sqlite3_finalize(st);
-	return rc;
+	stmt_bind(st, 4, "ssiiiidsss", p->author.name, p->author.email,
+		  (int64_t)p->author_date, (int64_t)tx.new_lines,
+		  (int64_t)tx.inline_comments, (int64_t)tx.tested_claims,
+		  tx.sentiment_words ? tx.sentiment_sum / tx.sentiment_words
+				     : 0.0,
+		  bot.name, bot.verdict, bot.arch[0] ? bot.arch : NULL);
+	return stmt_run(t, st, "storing reply");
 }
 
 static int add_reply(struct thread *t, const struct patch *p,
@@ -992,74 +1072,28 @@ static int add_reply(struct thread *t, const struct patch *p,
 
 /* ---- adopting replies that came first ------------------------------ */
 
-static int load_refs(struct thread *t, const char *msgid, char ***refs,
-		     size_t *n)
-{
-	sqlite3_stmt *st;
-	char **v = NULL, **nv;
-	int rc;
-
-	*refs = NULL;
-	*n = 0;
-	rc = db_prepare(&st, t->db,
-			"SELECT ref FROM message_refs WHERE message_id = ? "
-			"ORDER BY pos");
-	if (rc)
-		return rc;
-	bind_str(st, 1, msgid);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		nv = pt_reallocarray(v, *n + 1, sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		v[*n] = pt_strdup((const char *)sqlite3_column_text(st, 0));
-		if (!v[*n])
-			break;
-		(*n)++;
-	}
-	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? PT_ENOMEM
-						     : db_error(t->db, "refs");
-	sqlite3_finalize(st);
-	*refs = v;
-	return rc;
-}
-
 static int relink_reply(struct thread *t, const char *msgid,
 			const struct target *tg)
 {
-	static const char *const sql[] = {
-		"UPDATE replies SET series_id = ?1, patch_id = ?2 WHERE "
-		"message_id = ?3",
-		"UPDATE mail_reviews SET series_id = ?1, patch_id = ?2 WHERE "
-		"reply_msgid = ?3",
-		"UPDATE messages SET series_id = ?1, patch_id = ?2 WHERE "
-		"message_id = ?3",
-	};
-	sqlite3_stmt *st;
-	size_t i;
-	int rc = 0;
+	int i, rc = 0;
 
-	for (i = 0; !rc && i < 3; i++) {
-		rc = db_prepare(&st, t->db, sql[i]);
-		if (rc)
-			break;
-		sqlite3_bind_int64(st, 1, tg->series);
-		sqlite3_bind_int64(st, 2, tg->patch);
-		bind_str(st, 3, msgid);
-		rc = step_done(t->db, st, "adopting a reply");
-		sqlite3_finalize(st);
-	}
+	for (i = SQL_RELINK_REPLY; !rc && i <= SQL_RELINK_MESSAGE; i++)
+		rc = stmt_exec(t, (enum thread_sql)i, "adopting a reply",
+			       "iis", tg->series, tg->patch, msgid);
 	return rc;
 }
 
 static int adopt_one(struct thread *t, const char *msgid, size_t *done)
 {
 	struct target tg;
+	sqlite3_stmt *st;
 	char **refs = NULL;
-	size_t n = 0, i;
+	size_t n = 0;
 	int rc;
 
-	rc = load_refs(t, msgid, &refs, &n);
+	rc = stmt_start(&st, t, SQL_LOAD_REFS, "s", msgid);
+	if (!rc)
+		rc = stmt_strings(t, st, &refs, &n, "refs");
 	/* message_refs holds In-Reply-To last; resolve newest first */
 	if (!rc)
 		rc = resolve_refs(t, refs, n, NULL, &tg);
@@ -1067,9 +1101,7 @@ static int adopt_one(struct thread *t, const char *msgid, size_t *done)
 		rc = relink_reply(t, msgid, &tg);
 		(*done)++;
 	}
-	for (i = 0; i < n; i++)
-		free(refs[i]);
-	free(refs);
+	strings_free(refs, n);
 	return rc;
 }
 
@@ -1080,36 +1112,16 @@ static int adopt_one(struct thread *t, const char *msgid, size_t *done)
 static int adopt_orphans(struct thread *t, const char *msgid, size_t *done)
 {
 	sqlite3_stmt *st;
-	char **ids = NULL, **nv;
+	char **ids = NULL;
 	size_t n = 0, i;
 	int rc;
 
-	rc = db_prepare(&st, t->db,
-			"SELECT DISTINCT r.message_id FROM message_refs mr "
-			"JOIN replies r ON r.message_id = mr.message_id WHERE "
-			"mr.ref = ? AND (r.series_id IS NULL OR "
-			"r.patch_id = 0)");
-	if (rc)
-		return rc;
-	bind_str(st, 1, msgid);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		nv = pt_reallocarray(ids, n + 1, sizeof(*ids));
-		if (!nv)
-			break;
-		ids = nv;
-		ids[n] = pt_strdup((const char *)sqlite3_column_text(st, 0));
-		if (!ids[n])
-			break;
-		n++;
-	}
-	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? PT_ENOMEM
-						     : db_error(t->db, "orphans");
-	sqlite3_finalize(st);
+	rc = stmt_start(&st, t, SQL_ORPHANS, "s", msgid);
+	if (!rc)
+		rc = stmt_strings(t, st, &ids, &n, "orphans");
 	for (i = 0; !rc && i < n; i++)
 		rc = adopt_one(t, ids[i], done);
-	for (i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
+	strings_free(ids, n);
 	return rc;
 }
 
@@ -1178,7 +1190,7 @@ int thread_add_patch(struct thread *t, const struct patch *p,
 		     const char *source, struct thread_result *res)
 {
 	struct thread_result dummy;
-	int rc;
+	int rc, own = 0;
 
 	if (!res)
 		res = &dummy;
@@ -1189,15 +1201,10 @@ int thread_add_patch(struct thread *t, const struct patch *p,
 	res->message_id = pt_strdup(p->message_id);
 	if (!res->message_id)
 		return PT_ENOMEM;
-	rc = db_begin(t->db);
-	if (rc)
-		goto out;
-	rc = add_in_txn(t, p, source, res);
+	rc = db_savepoint(t->db, "thread_add", &own);
 	if (!rc)
-		rc = db_commit(t->db);
-	if (rc)
-		db_rollback(t->db);
-out:
+		rc = db_release(t->db, "thread_add", own,
+				add_in_txn(t, p, source, res));
 	if (res == &dummy)
 		thread_result_clear(res);
 	return rc;
@@ -1229,11 +1236,9 @@ int thread_find_patch(struct thread *t, const char *message_id,
 	int rc;
 
 	*patch_id = *series_id = 0;
-	rc = db_prepare(&st, t->db,
-			"SELECT id, series_id FROM patches WHERE message_id = ?");
+	rc = stmt_start(&st, t, SQL_FIND_PATCH, "s", message_id);
 	if (rc)
 		return rc;
-	bind_str(st, 1, message_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*patch_id = sqlite3_column_int64(st, 0);
@@ -1244,12 +1249,9 @@ int thread_find_patch(struct thread *t, const char *message_id,
 	} else {
 		rc = db_error(t->db, "finding patch");
 	}
-	sqlite3_finalize(st);
+	stmt_end(st);
 	return rc;
 }
-
-/* Replies on the patch itself or on its series' cover letter. */
-#define ON_PATCH " (patch_id = ?1 OR (series_id = ?2 AND patch_id = 0)) "
 
 static int feat_replies(struct thread *t, int64_t pid, int64_t sid,
 			const char *author, struct thread_features *o)
@@ -1257,20 +1259,10 @@ static int feat_replies(struct thread *t, int64_t pid, int64_t sid,
 	sqlite3_stmt *st;
 	int rc;
 
-	rc = db_prepare(&st, t->db,
-			"SELECT count(*), count(DISTINCT CASE WHEN bot IS NULL "
-			"AND author_email != ?3 THEN author_email END), "
-			"coalesce(sum(inline_comments), 0), "
-			"coalesce(sum(tested_claims), 0), "
-			"coalesce(avg(CASE WHEN sentiment != 0 THEN sentiment "
-			"END), 0), count(bot), count(CASE WHEN bot_verdict IN "
-			"('failure', 'error', 'warning') THEN 1 END) FROM "
-			"replies WHERE" ON_PATCH);
+	rc = stmt_start(&st, t, SQL_FEAT_REPLIES, "iis", pid, sid,
+			author ? author : "");
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(st, 1, pid);
-	sqlite3_bind_int64(st, 2, sid);
-	bind_str(st, 3, author ? author : "");
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		o->replies = (unsigned)sqlite3_column_int(st, 0);
 		o->reviewers = (unsigned)sqlite3_column_int(st, 1);
@@ -1282,7 +1274,7 @@ static int feat_replies(struct thread *t, int64_t pid, int64_t sid,
 	} else {
 		rc = db_error(t->db, "reading replies");
 	}
-	sqlite3_finalize(st);
+	stmt_end(st);
 	return rc;
 }
 
@@ -1293,13 +1285,9 @@ static int feat_archs(struct thread *t, int64_t pid, int64_t sid,
 	size_t used = 0;
 	int rc;
 
-	rc = db_prepare(&st, t->db,
-			"SELECT DISTINCT bot_arch FROM replies WHERE bot_arch "
-			"IS NOT NULL AND" ON_PATCH);
+	rc = stmt_start(&st, t, SQL_FEAT_ARCHS, "ii", pid, sid);
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(st, 1, pid);
-	sqlite3_bind_int64(st, 2, sid);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *a = (const char *)sqlite3_column_text(st, 0);
 		size_t n = strlen(a);
@@ -1310,7 +1298,7 @@ static int feat_archs(struct thread *t, int64_t pid, int64_t sid,
 					 sizeof(o->bot_archs) - used, "%s%s",
 					 used ? " " : "", a);
 	}
-	sqlite3_finalize(st);
+	stmt_end(st);
 	return 0;
 }
 
@@ -1320,13 +1308,9 @@ static int feat_reviews(struct thread *t, int64_t pid, int64_t sid,
 	sqlite3_stmt *st;
 	int rc;
 
-	rc = db_prepare(&st, t->db,
-			"SELECT kind, count(DISTINCT email) FROM mail_reviews "
-			"WHERE" ON_PATCH "GROUP BY kind");
+	rc = stmt_start(&st, t, SQL_FEAT_REVIEWS, "ii", pid, sid);
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(st, 1, pid);
-	sqlite3_bind_int64(st, 2, sid);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		unsigned n = (unsigned)sqlite3_column_int(st, 1);
@@ -1340,29 +1324,8 @@ static int feat_reviews(struct thread *t, int64_t pid, int64_t sid,
 		else if (!strcmp(k, "Nacked-by"))
 			o->nacked_by = n;
 	}
-	sqlite3_finalize(st);
+	stmt_end(st);
 	return 0;
-}
-
-static int feat_versions(struct thread *t, int64_t sid,
-			 struct thread_features *o)
-{
-	sqlite3_stmt *st;
-	int64_t n = 0;
-	int rc;
-
-	rc = db_prepare(&st, t->db,
-			"WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 "
-			"UNION SELECT v.prev_series_id, depth + 1 FROM "
-			"series_versions v JOIN chain c ON v.series_id = c.id "
-			"WHERE depth < 100) SELECT max(depth) FROM chain");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, sid);
-	rc = query_i64(t->db, st, &n, "reading versions");
-	sqlite3_finalize(st);
-	o->versions_before = (unsigned)n;
-	return rc;
 }
 
 int thread_patch_features(struct thread *t, int64_t patch_id,
@@ -1370,16 +1333,13 @@ int thread_patch_features(struct thread *t, int64_t patch_id,
 {
 	sqlite3_stmt *st;
 	char *author = NULL;
-	int64_t sid = 0;
+	int64_t sid = 0, n = 0;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
-	rc = db_prepare(&st, t->db,
-			"SELECT series_id, version, author_email FROM patches "
-			"WHERE id = ?");
+	rc = stmt_start(&st, t, SQL_FEAT_PATCH, "i", patch_id);
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(st, 1, patch_id);
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		sid = sqlite3_column_int64(st, 0);
 		o->version = (unsigned)sqlite3_column_int(st, 1);
@@ -1390,7 +1350,7 @@ int thread_patch_features(struct thread *t, int64_t patch_id,
 		rc = pt_error_set(PT_ENOTFOUND, "no patch %lld",
 				  (long long)patch_id);
 	}
-	sqlite3_finalize(st);
+	stmt_end(st);
 	if (!rc)
 		rc = feat_replies(t, patch_id, sid, author, o);
 	if (!rc)
@@ -1398,7 +1358,9 @@ int thread_patch_features(struct thread *t, int64_t patch_id,
 	if (!rc)
 		rc = feat_reviews(t, patch_id, sid, o);
 	if (!rc)
-		rc = feat_versions(t, sid, o);
+		rc = stmt_i64(t, &n, SQL_FEAT_VERSIONS, "reading versions",
+			      "i", sid);
+	o->versions_before = (unsigned)n;
 	free(author);
 	return rc;
 }
