@@ -1154,6 +1154,17 @@ static int start(struct run *r)
 	return rc;
 }
 
+static int mark_pass(struct run *r)
+{
+	char tmp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return db_kv_set(r->db, "run/last-pass", tmp);
+}
+
 static void reload_if_asked(struct run *r)
 {
 	if (!daemon_take_reload())
@@ -1177,6 +1188,8 @@ int run_loop(struct run *r, int (*stop)(void))
 		rc = drain(r, stop);
 		if (!rc)
 			rc = act_flush(&r->act);
+		if (!rc)
+			rc = mark_pass(r);
 		if (rc || r->o.once || stopping(stop))
 			return rc ? rc : r->o.once ? src : 0;
 		if (r->o.run_for && time(NULL) - t0 >= r->o.run_for)
