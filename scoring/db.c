@@ -196,6 +196,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE mail_raw ("
 	" message_id TEXT PRIMARY KEY, raw BLOB NOT NULL,"
 	" received INTEGER NOT NULL);",
+	/* 8: scoring/features.c - an author's earlier commits, for a mail */
+	"CREATE INDEX commits_author ON commits (author_id, repo_id,"
+	" commit_date);",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
