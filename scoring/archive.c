@@ -466,6 +466,7 @@ struct archive {
 	sqlite3_stmt *skip;
 	const char *source;   /* path of the source being read */
 	size_t src_messages, src_skipped;
+	size_t batch;         /* messages in the open transaction */
 	double t0, last_progress;
 };
 
@@ -487,10 +488,9 @@ int archive_open(struct archive **out, struct db *db,
 	if (!rc)
 		rc = outcome_open(&a->outcome, db, a->opts->labels_conf);
 	/*
-	 * thread.c commits once per message; checkpointing the WAL every
-	 * 1000 pages (the default) then costs more than the inserts.  Let
-	 * the WAL grow to 64 MiB during the import; archive_free() puts the
-	 * default back and checkpoints.
+	 * Checkpointing the WAL every 1000 pages (the default) costs more
+	 * than the inserts of an import.  Let the WAL grow to 64 MiB during
+	 * the import; archive_free() puts the default back and checkpoints.
 	 */
 	if (!rc)
 		rc = db_exec(db, "PRAGMA wal_autocheckpoint = 16384");
@@ -711,6 +711,48 @@ static int import_item(struct archive *a, struct item *it)
 	return rc;
 }
 
+/*
+ * Messages go ARCHIVE_BATCH to a transaction: committing each one (WAL
+ * frames and all) was a good part of an import's time.  thread.c then
+ * puts each message in a savepoint, so a message that fails still
+ * leaves nothing behind; on an error that stops the import, what came
+ * before it is committed, as it was when each message committed alone.
+ * A crash loses at most the open batch, which the next import reads
+ * again: the source's position is saved only after the whole source.
+ */
+#define ARCHIVE_BATCH 1000
+
+static int batch_end(struct archive *a, int rc)
+{
+	int c;
+
+	if (!a->batch)
+		return rc;
+	a->batch = 0;
+	/* SQLite rolls the whole transaction back on some errors itself */
+	if (sqlite3_get_autocommit(a->db->h))
+		return rc;
+	c = db_commit(a->db);
+	if (c)
+		db_rollback(a->db);
+	return rc ? rc : c;
+}
+
+static int import_batched(struct archive *a, struct item *it)
+{
+	int rc = 0;
+
+	if (!a->batch)
+		rc = db_begin(a->db);
+	if (rc)
+		return rc;
+	a->batch++;
+	rc = import_item(a, it);
+	if (!rc && a->batch >= ARCHIVE_BATCH)
+		rc = batch_end(a, 0);
+	return rc;
+}
+
 /* Read pi/path (from after since) through the pipe into the database. */
 static int import_source(struct archive *a, int pi, const char *path,
 			 const char *since, struct archive_walk *walk)
@@ -736,7 +778,7 @@ static int import_source(struct archive *a, int pi, const char *path,
 	}
 	while (consume(q, &it)) {
 		if (!rc)
-			rc = import_item(a, &it);
+			rc = import_batched(a, &it);
 		item_clear(&it);
 		if (rc) {
 			pthread_mutex_lock(&q->mu);
@@ -746,6 +788,7 @@ static int import_source(struct archive *a, int pi, const char *path,
 		}
 		progress(a, 0);
 	}
+	rc = batch_end(a, rc);
 	pthread_join(th, NULL);
 	if (!rc && q->rc)
 		rc = pt_error_set(q->rc, "%s", q->err ? q->err : "read error");

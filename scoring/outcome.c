@@ -186,11 +186,12 @@ int outcome_flush(struct outcome *o)
 {
 	struct drow *r;
 	size_t i;
-	int k, rc;
+	int k, rc, own = 0;
 
 	if (!o->nrows)
 		return 0;
-	rc = db_begin(o->db);
+	/* inside the archive import's batch when it holds one */
+	rc = db_savepoint(o->db, "outcome_flush", &own);
 	for (i = 0; !rc && i < o->nrows; i++) {
 		r = &o->rows[i];
 		for (k = 0; k < OUTCOME_MAX_COLS; k++) {
@@ -202,10 +203,7 @@ int outcome_flush(struct outcome *o)
 		}
 		rc = step_reset(o, r->st, r->what);
 	}
-	if (!rc)
-		rc = db_commit(o->db);
-	if (rc)
-		db_rollback(o->db);
+	rc = db_release(o->db, "outcome_flush", own, rc);
 	rows_clear(o);
 	return rc;
 }
