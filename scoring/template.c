@@ -2,9 +2,14 @@
  * template.c - the template engine and line wrapper (see template.h).
  * Rendering is one recursive pass over the template text: a block tag
  * finds its matching close by counting nesting, then renders its body
- * with the same function.  Output is capped at TPL_MAX_OUTPUT and
- * nesting at TPL_MAX_DEPTH, so a hostile template or a huge list cannot
- * run away.
+ * with the same function.  Output is capped at TPL_MAX_OUTPUT, nesting
+ * at TPL_MAX_DEPTH and the work (template bytes scanned, loops scanning
+ * their body once per item even when it prints nothing, plus a step
+ * cost per tag and per item) at TPL_MAX_WORK, so a
+ * hostile template or a huge list cannot run away.  The variables a loop
+ * sees are a chain of scopes on the stack: the caller's tpl_vars are
+ * never changed by a render, so a loop over a list inside a loop over
+ * the same list is just two scopes.
  */
 #include "template.h"
 
@@ -23,7 +28,6 @@ struct tpl_var {
 struct tpl_vars {
 	struct tpl_var *v;
 	size_t n;
-	const struct tpl_vars *parent; /* set while rendering a loop */
 };
 
 int tpl_vars_new(struct tpl_vars **out)
@@ -143,6 +147,14 @@ struct render {
 	size_t len;
 	const char *name;
 	unsigned depth;
+	size_t work;       /* bytes scanned so far, against TPL_MAX_WORK */
+};
+
+/* The variables in scope: a loop's item, then outward to the caller's. */
+struct scope {
+	const struct tpl_vars *v;
+	const struct scope *up;
+	size_t number;     /* the item's 1-based index; 0 outside a loop */
 };
 
 enum tag_kind { TAG_VAR, TAG_IF, TAG_EACH, TAG_ELSE, TAG_END_IF,
@@ -205,8 +217,21 @@ static void standalone(const struct render *r, struct tag *t)
 	t->out_end = e < r->len ? e + 1 : e;
 }
 
+/* What a tag or a loop item costs beyond its bytes (lookups, calls). */
+#define TPL_STEP_COST 32u
+
+static int charge(struct render *r, size_t n)
+{
+	r->work += n;
+	if (r->work <= TPL_MAX_WORK)
+		return 0;
+	return pt_error_set(PT_ETOOBIG, "template '%s': more than %u bytes "
+			    "to scan (loops inside loops?)", r->name,
+			    TPL_MAX_WORK);
+}
+
 /* The next tag at or after off, before end; 1 when found. */
-static int next_tag(const struct render *r, size_t off, size_t end,
+static int next_tag(struct render *r, size_t off, size_t end,
 		    struct tag *t, int *rc)
 {
 	const char *s = r->tpl, *open, *close, *a;
@@ -214,9 +239,13 @@ static int next_tag(const struct render *r, size_t off, size_t end,
 
 	*rc = 0;
 	open = off < end ? memmem(s + off, end - off, "{{", 2) : NULL;
-	if (!open)
+	close = open ? memmem(open + 2, (size_t)(s + end - open - 2), "}}", 2)
+		     : NULL;
+	if (off < end)
+		*rc = charge(r, (close ? (size_t)(close - s) + 2 : end) - off +
+				   TPL_STEP_COST);
+	if (*rc || !open)
 		return 0;
-	close = memmem(open + 2, (size_t)(s + end - open - 2), "}}", 2);
 	if (!close) {
 		*rc = tpl_err(r, (size_t)(open - s), "'{{' without '}}'");
 		return 0;
@@ -254,7 +283,7 @@ static int next_tag(const struct render *r, size_t off, size_t end,
  * The close of the block opened by open: *els gets {{else}} at depth 0
  * (for an if), *close the closing tag.
  */
-static int find_close(const struct render *r, const struct tag *open,
+static int find_close(struct render *r, const struct tag *open,
 		      size_t end, struct tag *els, struct tag *close,
 		      int *has_else)
 {
@@ -287,17 +316,28 @@ static int find_close(const struct render *r, const struct tag *open,
 	return rc ? rc : tpl_err(r, open->start, "block is not closed");
 }
 
-static const struct tpl_var *lookup(const struct tpl_vars *v,
+static const struct tpl_var *lookup(const struct scope *sc,
 				    const char *name, size_t len)
 {
 	const struct tpl_var *var;
 
-	for (; v; v = v->parent) {
-		var = find_local(v, name, len);
+	for (; sc; sc = sc->up) {
+		var = find_local(sc->v, name, len);
 		if (var)
 			return var;
 	}
 	return NULL;
+}
+
+/* {{@number}}: the index of the innermost loop's item; 0 outside. */
+static size_t number_of(const struct scope *sc, const char *name, size_t len)
+{
+	if (len != 7 || memcmp(name, "@number", 7))
+		return 0;
+	for (; sc; sc = sc->up)
+		if (sc->number)
+			return sc->number;
+	return 0;
 }
 
 static int truthy(const struct tpl_var *var)
@@ -311,13 +351,16 @@ static int truthy(const struct tpl_var *var)
 }
 
 static int render_range(struct render *r, size_t off, size_t end,
-			const struct tpl_vars *v);
+			const struct scope *sc);
 
 static int render_var(struct render *r, const struct tag *t,
-		      const struct tpl_vars *v)
+		      const struct scope *sc)
 {
-	const struct tpl_var *var = lookup(v, t->arg, t->arglen);
+	const struct tpl_var *var = lookup(sc, t->arg, t->arglen);
+	size_t number = number_of(sc, t->arg, t->arglen);
 
+	if (number)
+		return buf_addf(r->out, "%zu", number);
 	if (!var || !var->value) {
 		char what[128];
 
@@ -329,38 +372,30 @@ static int render_var(struct render *r, const struct tag *t,
 }
 
 static int render_each(struct render *r, const struct tag *open,
-		       const struct tag *close, const struct tpl_vars *v)
+		       const struct tag *close, const struct scope *sc)
 {
-	const struct tpl_var *var = lookup(v, open->arg, open->arglen);
-	struct tpl_vars *item;
-	struct tpl_var *num;
+	const struct tpl_var *var = lookup(sc, open->arg, open->arglen);
+	struct scope item;
 	size_t i;
 	int rc = 0;
 
 	if (!var)
 		return 0; /* an absent list is an empty one */
+	item.up = sc;
 	for (i = 0; !rc && i < var->nitems; i++) {
-		item = var->items[i];
-		item->parent = v;
-		rc = get_var(&num, item, "@number");
-		if (!rc) {
-			char n[24];
-
-			snprintf(n, sizeof(n), "%zu", i + 1);
-			free(num->value);
-			num->value = pt_strdup(n);
-			rc = num->value ? 0 : PT_ENOMEM;
-		}
+		item.v = var->items[i];
+		item.number = i + 1;
+		/* empty bodies still count */
+		rc = charge(r, TPL_STEP_COST);
 		if (!rc)
 			rc = render_range(r, open->out_end, close->out_start,
-					  item);
-		item->parent = NULL;
+					  &item);
 	}
 	return rc;
 }
 
 static int render_block(struct render *r, const struct tag *open,
-			size_t end, const struct tpl_vars *v, size_t *next)
+			size_t end, const struct scope *sc, size_t *next)
 {
 	struct tag els = { 0 }, close = { 0 };
 	int rc, has_else;
@@ -372,19 +407,20 @@ static int render_block(struct render *r, const struct tag *open,
 		return rc;
 	*next = close.out_end;
 	if (open->kind == TAG_EACH)
-		rc = render_each(r, open, &close, v);
-	else if (truthy(lookup(v, open->arg, open->arglen)))
+		rc = render_each(r, open, &close, sc);
+	else if (number_of(sc, open->arg, open->arglen) ||
+		 truthy(lookup(sc, open->arg, open->arglen)))
 		rc = render_range(r, open->out_end,
 				  has_else ? els.out_start : close.out_start,
-				  v);
+				  sc);
 	else if (has_else)
-		rc = render_range(r, els.out_end, close.out_start, v);
+		rc = render_range(r, els.out_end, close.out_start, sc);
 	r->depth--;
 	return rc;
 }
 
 static int render_range(struct render *r, size_t off, size_t end,
-			const struct tpl_vars *v)
+			const struct scope *sc)
 {
 	struct tag t;
 	int rc = 0;
@@ -400,12 +436,12 @@ static int render_range(struct render *r, size_t off, size_t end,
 			break;
 		switch (t.kind) {
 		case TAG_VAR:
-			rc = render_var(r, &t, v);
+			rc = render_var(r, &t, sc);
 			off = t.end;
 			break;
 		case TAG_IF:
 		case TAG_EACH:
-			rc = render_block(r, &t, end, v, &off);
+			rc = render_block(r, &t, end, sc, &off);
 			break;
 		default:
 			rc = tpl_err(r, t.start, "stray block tag");
@@ -418,6 +454,7 @@ int tpl_render(struct buf *out, const char *tpl, size_t len,
 	       const struct tpl_vars *v, const char *name)
 {
 	struct render r;
+	struct scope top = { v, NULL, 0 };
 	size_t max = out->max;
 	int rc;
 
@@ -428,9 +465,9 @@ int tpl_render(struct buf *out, const char *tpl, size_t len,
 	r.name = name ? name : "-";
 	if (!out->max || out->max > TPL_MAX_OUTPUT)
 		out->max = TPL_MAX_OUTPUT;
-	rc = render_range(&r, 0, len, v);
+	rc = render_range(&r, 0, len, &top);
 	out->max = max;
-	if (rc == PT_ETOOBIG)
+	if (rc == PT_ETOOBIG && r.work <= TPL_MAX_WORK)
 		rc = pt_error_set(rc, "template '%s': output over %u bytes",
 				  r.name, TPL_MAX_OUTPUT);
 	return rc;
@@ -464,17 +501,25 @@ static size_t hang(const char *s, size_t n)
 	return i;
 }
 
+/*
+ * Columns are counted as the line is consumed, never from its start
+ * again: a paragraph can be a whole TPL_MAX_OUTPUT long.
+ */
 static int wrap_line(struct buf *out, const char *s, size_t n, size_t width)
 {
-	size_t ind = hang(s, n), avail = width, from = ind, cut, i;
+	size_t ind = hang(s, n), avail = width, from = ind, cut, i, c;
+	size_t left = cols(s, n);
 	int rc = 0;
 
-	while (!rc && cols(s, n) > avail) {
+	while (!rc && left > avail) {
 		cut = 0;
-		/* the last space at which the head still fits */
-		for (i = from + 1; i < n && cols(s, i) <= avail; i++)
+		/* the last space at which the head still fits; c = cols(s, i) */
+		c = from + 1 < n ? cols(s, from + 1) : 0;
+		for (i = from + 1; i < n && c <= avail; i++) {
 			if (s[i] == ' ')
 				cut = i;
+			c += ((unsigned char)s[i] & 0xC0) != 0x80;
+		}
 		if (!cut) /* one word longer than the line (a URL): keep it */
 			for (cut = from + 1; cut < n && s[cut] != ' '; cut++)
 				;
@@ -485,6 +530,7 @@ static int wrap_line(struct buf *out, const char *s, size_t n, size_t width)
 			rc = buf_addf(out, "\n%*s", (int)ind, "");
 		while (cut < n && s[cut] == ' ')
 			cut++;
+		left -= cols(s, cut);
 		s += cut;
 		n -= cut;
 		avail = width > ind + 1 ? width - ind : 1;

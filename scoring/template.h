@@ -17,6 +17,7 @@
 
 #define TPL_MAX_DEPTH 16u
 #define TPL_MAX_OUTPUT (1u << 20)
+#define TPL_MAX_WORK (16u << 20)  /* bytes scanned by one render, see .c */
 
 struct tpl_vars;
 

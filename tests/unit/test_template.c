@@ -166,6 +166,98 @@ static void test_wrap(void **state)
 	buf_free(&out);
 }
 
+/*
+ * Found by fuzz_template: a loop over a list inside a loop over the same
+ * list made the item its own parent, so looking up a name that was not
+ * there never ended ("{{#each reasons}}{{#each reasons}}{{nope}}...").
+ */
+static void test_loop_in_same_loop(void **state)
+{
+	struct tpl_vars *v, *it;
+	char *s;
+	int rc;
+
+	(void)state;
+	tpl_vars_new(&v);
+	tpl_set(v, "name", "Jane");
+	tpl_list_add(v, "l", &it);
+	tpl_set(it, "t", "a");
+	tpl_list_add(v, "l", &it);
+	tpl_set(it, "t", "b");
+	s = render("{{#each l}}{{#each l}}{{nope}}{{/each}}{{/each}}", v, &rc);
+	assert_int_equal(rc, PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "unknown variable 'nope'"));
+	free(s);
+	/* inner @number and t are the inner item's; outer scope intact */
+	s = render("{{#each l}}{{#each l}}{{t}}{{@number}} {{/each}}"
+		   "{{t}}{{@number}} {{name}}|{{/each}}", v, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "a1 b2 a1 Jane|a1 b2 b2 Jane|");
+	free(s);
+	/* a render leaves the variables as they were: no @number outside */
+	s = render("{{@number}}", v, &rc);
+	assert_int_equal(rc, PT_EINVAL);
+	free(s);
+	tpl_vars_free(v);
+}
+
+/*
+ * Found by fuzz_template: loops nested 15 deep over a 3-item list with
+ * nothing to print ran 3^15 bodies, since only output was capped.
+ */
+static void test_work_cap(void **state)
+{
+	struct tpl_vars *v, *it;
+	struct buf tpl = BUF_INIT;
+	char *s;
+	int rc, i;
+
+	(void)state;
+	tpl_vars_new(&v);
+	for (i = 0; i < 3; i++)
+		tpl_list_add(v, "l", &it);
+	for (i = 0; i < 15; i++)
+		buf_addstr(&tpl, "{{#each l}}");
+	for (i = 0; i < 15; i++)
+		buf_addstr(&tpl, "{{/each}}");
+	s = render(tpl.ptr, v, &rc);
+	assert_int_equal(rc, PT_ETOOBIG);
+	assert_non_null(strstr(pt_error_last(), "to scan"));
+	free(s);
+	/* four deep is 81 bodies: fine */
+	buf_reset(&tpl);
+	buf_addstr(&tpl, "{{#each l}}{{#each l}}{{#each l}}{{#each l}}x"
+			 "{{/each}}{{/each}}{{/each}}{{/each}}");
+	s = render(tpl.ptr, v, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(strlen(s), 81);
+	free(s);
+	buf_free(&tpl);
+	tpl_vars_free(v);
+}
+
+/*
+ * Found by fuzz_template: wrapping counted the columns of the rest of
+ * the line again for every line it cut, quadratic in a paragraph as
+ * long as TPL_MAX_OUTPUT.
+ */
+static void test_wrap_long_paragraph(void **state)
+{
+	struct buf in = BUF_INIT, out = BUF_INIT;
+	size_t words = 0, i;
+
+	(void)state;
+	while (in.len < TPL_MAX_OUTPUT / 2)
+		buf_addstr(&in, "w\xc3\xa9rd ");
+	assert_int_equal(tpl_wrap(&out, in.ptr, in.len, 72), 0);
+	check_width(out.ptr, 72);
+	for (i = 0; i < out.len; i++)
+		words += out.ptr[i] == 'w';
+	assert_int_equal(words, in.len / 6);
+	buf_free(&in);
+	buf_free(&out);
+}
+
 static void render_file(const char *name, struct tpl_vars *v,
 			struct buf *out)
 {
@@ -231,6 +323,9 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_shipped_templates),
+		cmocka_unit_test(test_loop_in_same_loop),
+		cmocka_unit_test(test_work_cap),
+		cmocka_unit_test(test_wrap_long_paragraph),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
