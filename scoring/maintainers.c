@@ -95,23 +95,30 @@ static int slashes(const char *s)
 
 /*
  * ^glob as a prefix of s: the glob is used up before or at the end of s.
- * Bounded: each '*' tries every tail, and globs have few stars.
+ * Only the last '*' is ever retried, one more byte of s each time: when
+ * a later part fails at every tail, an earlier star taking more cannot
+ * help, so the match is O(len(glob) * len(s)) however many stars.
  */
 static int prefix_match(const char *g, const char *s)
 {
-	for (; *g; g++, s++) {
+	const char *star = NULL, *tail = NULL;
+
+	for (;;) {
+		if (!*g)
+			return 1;
 		if (*g == '*') {
-			for (;; s++) {
-				if (prefix_match(g + 1, s))
-					return 1;
-				if (!*s)
-					return 0;
-			}
-		}
-		if (!*s || (*g != '?' && *g != *s))
+			star = ++g;
+			tail = s;
+		} else if (*s && (*g == '?' || *g == *s)) {
+			g++;
+			s++;
+		} else if (star && *tail) {
+			g = star;
+			s = ++tail;
+		} else {
 			return 0;
+		}
 	}
-	return 1;
 }
 
 int maint_pattern_match(const char *file, const char *glob)

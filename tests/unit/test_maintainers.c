@@ -244,6 +244,39 @@ static void test_hostile(void **state)
 	maint_free(m);
 }
 
+/*
+ * Found by fuzz_maintainers: "F: ****...z" (40 stars) against a path
+ * without a 'z' tried every split of the path among the stars, which
+ * never finished.  The matcher now retries only the last star.
+ */
+static void test_many_stars(void **state)
+{
+	static const char path[] = "drivers/net/ethernet/intel/e1000e/netdev.c";
+	struct buf b = BUF_INIT;
+	struct maint *m;
+	struct maint_hit hits[2];
+	size_t n;
+	int i;
+
+	(void)state;
+	buf_addstr(&b, "STARS\nF:\t");
+	for (i = 0; i < 40; i++)
+		buf_addstr(&b, "*");
+	buf_addstr(&b, "z\nMORE\nF:\td*e*/*e*/*e*e*/*/*e*/*.c\n");
+	m = parse(b.ptr, NULL);
+	maint_match(m, path, hits, 2, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(hits[0].section, 1);
+	maint_free(m);
+	buf_free(&b);
+	/* the semantics kept: a prefix, '?' one byte, '*' any run */
+	assert_true(maint_pattern_match("ab/cd", "a*/*"));
+	assert_true(maint_pattern_match("ab/cd", "*b/?d"));
+	assert_false(maint_pattern_match("ab/cd", "*x*"));
+	assert_true(maint_pattern_match("aXbXc/", "a*b*c/"));
+	assert_false(maint_pattern_match("abc", "abc?"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_isdir),
 		cmocka_unit_test(test_dpdk),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_many_stars),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
