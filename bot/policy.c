@@ -105,7 +105,8 @@ static int sub_double(struct config *cfg, const char *name, const char *key,
 	if (!rc)
 		rc = config_get_double(cfg, k.ptr, def, out);
 	buf_free(&k);
-	if (!rc && (*out < 0.0 || *out > 1.0))
+	/* written so that nan (which strtod takes) is refused too */
+	if (!rc && !(*out >= 0.0 && *out <= 1.0))
 		rc = pt_error_set(PT_EINVAL, "subsystem '%s': %s = %g is not "
 				  "a probability", name, key, *out);
 	return rc;
