@@ -12,6 +12,8 @@
 #include <string.h>
 
 #define MAINT_MAX_LINES 1000000u
+#define MAINT_MAX_REGEX 512u     /* bytes of one N: regex */
+#define MAINT_MAX_REPEAT 1000u   /* product of its {m,n} bounds */
 
 static void strv_free(char **v, size_t n)
 {
@@ -162,7 +164,45 @@ static int add_pattern(struct maint_pat **v, size_t *n, const char *val,
 	return 0;
 }
 
-/* N: is a Perl /x regex: drop unescaped blanks, compile as ERE. */
+/*
+ * Whether glibc can compile and run re in reasonable time and memory:
+ * a backreference makes regexec exponential ("(.*)(.*)\2\1z"), and
+ * nested bounds make regcomp expand them ("((a{255}){255}){100}" wants
+ * gigabytes).  Bounds are multiplied whether nested or not: an
+ * overestimate, but real N: lines have small ones if any.
+ */
+static int regex_tame(const char *re, size_t len)
+{
+	size_t i, product = 1;
+	unsigned long m;
+	char *end;
+
+	if (len > MAINT_MAX_REGEX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (re[i] == '\\' && i + 1 < len) {
+			if (re[++i] >= '1' && re[i] <= '9')
+				return 0;
+			continue;
+		}
+		if (re[i] != '{')
+			continue;
+		m = strtoul(re + i + 1, &end, 10);
+		if (*end == ',' && isdigit((unsigned char)end[1]))
+			m = strtoul(end + 1, &end, 10);
+		if (m > MAINT_MAX_REPEAT)
+			return 0;
+		product *= m ? m : 1;
+		if (product > MAINT_MAX_REPEAT)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * N: is a Perl /x regex: drop unescaped blanks, compile as ERE.  One that
+ * does not compile, or is not tame, is left out.
+ */
 static int add_regex(struct maint_section *s, const char *val, size_t len,
 		     int seq)
 {
@@ -181,7 +221,8 @@ static int add_regex(struct maint_section *s, const char *val, size_t len,
 	if (!rc && (grow(&s->n, s->nn, sizeof(*s->n)) ||
 		    grow(&s->nseq, s->nn, sizeof(*s->nseq))))
 		rc = PT_ENOMEM;
-	if (!rc && !regcomp(&s->n[s->nn], b.ptr, REG_EXTENDED | REG_NOSUB))
+	if (!rc && regex_tame(b.ptr, b.len) &&
+	    !regcomp(&s->n[s->nn], b.ptr, REG_EXTENDED | REG_NOSUB))
 		s->nseq[s->nn++] = seq;
 	buf_free(&b);
 	return rc;

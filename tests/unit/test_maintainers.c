@@ -277,6 +277,38 @@ static void test_many_stars(void **state)
 	assert_false(maint_pattern_match("abc", "abc?"));
 }
 
+/*
+ * Found by fuzz_maintainers: "N: ((a{1,255}){1,255}){1,100}" made
+ * regcomp allocate over 2 GB, and six "(.*)" groups followed by their
+ * backreferences in reverse and a 'z' made regexec run for over 20 s on
+ * one path.  Such N: lines
+ * are now left out, as one that does not compile is; ordinary ones with
+ * small bounds still match.
+ */
+static void test_wild_regex(void **state)
+{
+	static const char text[] =
+		"HUGE\nM:\ta@example.org\nN:\t((a{1,255}){1,255}){1,100}\n"
+		"\nBACKREF\nM:\tb@example.org\n"
+		"N:\t(.*)(.*)(.*)(.*)(.*)(.*)\\6\\5\\4\\3\\2\\1z\n"
+		"\nRCAR\nM:\tc@example.org\nN:\tr8a7[0-9]{3}\n";
+	struct maint *m = parse(text, NULL);
+	struct maint_hit hits[4];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(m->n, 3);
+	assert_int_equal(m->s[0].nn, 0);
+	assert_int_equal(m->s[1].nn, 0);
+	assert_int_equal(m->s[2].nn, 1);
+	maint_match(m, "drivers/pinctrl/renesas/pfc-r8a7795.c", hits, 4, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(hits[0].section, 2);
+	maint_match(m, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", hits, 4, &n);
+	assert_int_equal(n, 0);
+	maint_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_dpdk),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_many_stars),
+		cmocka_unit_test(test_wild_regex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
