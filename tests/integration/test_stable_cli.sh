@@ -1,0 +1,214 @@
+#!/bin/bash
+# test_stable_cli.sh - `patchtriage stable` end to end: a repository made
+# here (a main line and a linux-6.6.y branch with a cherry-pick -x, an
+# "[ Upstream commit X ]" backport, a fix for code the branch never had,
+# a candidate that conflicts and one that depends on another), ranked with
+# the fix model of tests/lib/trained.sh.  Checks the table, --json (the
+# exact candidates and their flags), --mbox in the AUTOSEL review format,
+# --top, mined history, and the errors for bad input.
+set -u
+. "$PT_SOURCE_DIR/tests/lib/testlib.sh"
+
+bin=$PT_BIN
+py=${PT_PYTHON:-/usr/bin/python3}
+pt_tmpdir
+tmp=$PT_TMP
+mkdir "$tmp/t"
+bash "$PT_SOURCE_DIR/tests/lib/trained.sh" "$tmp/t" ||
+	{ echo "cannot build the trained state" >&2; exit 1; }
+state=$tmp/t/state
+
+export HOME=$tmp GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME="Ann Author" \
+	GIT_AUTHOR_EMAIL=ann@example.org GIT_COMMITTER_NAME="Ann Author" \
+	GIT_COMMITTER_EMAIL=ann@example.org
+repo=$tmp/repo
+g() { git -C "$repo" "$@" >/dev/null 2>&1 || fail "git $*"; }
+# set FILE LINE TEXT, then commit with the message on stdin
+change() {
+	sed -i "$2s/.*/$3/" "$repo/$1"
+	g add -A . && git -C "$repo" commit -q -F - >/dev/null ||
+		fail "commit to $1"
+}
+sha() { git -C "$repo" rev-parse "$1"; }
+
+git init -q -b main "$repo" || fail "git init"
+g config commit.gpgsign false
+for f in a b c d; do seq 1 20 > "$repo/$f.c"; done
+g add -A . && g commit -q -m "base: initial import"
+change a.c 10 'int check(void) { return x < 10; }' <<<"a: add the bound check"
+c1=$(sha HEAD)
+g tag v1
+g branch linux-6.6.y v1
+g checkout -q linux-6.6.y
+change c.c 15 'stable only' <<<"c: stable-only tweak"
+g checkout -q main
+
+change a.c 3 'fixed three' <<EOF
+a: fix off-by-one in the loop
+
+Fixes: ${c1:0:12} ("a: add the bound check")
+Signed-off-by: Ann Author <ann@example.org>
+EOF
+m1=$(sha HEAD)
+change b.c 5 'freed five' <<EOF
+b: fix a leak on the error path
+
+Cc: stable@vger.kernel.org
+Signed-off-by: Ann Author <ann@example.org>
+EOF
+m2=$(sha HEAD)
+printf 'int e(void)\n{\n\treturn 0;\n}\n' > "$repo/e.c"
+g add e.c && g commit -q -m "e: add a new feature"
+m3=$(sha HEAD)
+change e.c 3 '\treturn p ? 0 : -1;' <<EOF
+e: fix a NULL dereference
+
+Fixes: ${m3:0:12} ("e: add a new feature")
+Signed-off-by: Ann Author <ann@example.org>
+EOF
+m4=$(sha HEAD)
+change c.c 15 'main fifteen' <<EOF
+c: fix the timeout
+
+Cc: stable@vger.kernel.org
+EOF
+m5=$(sha HEAD)
+change d.c 7 'bounded seven' <<EOF
+d: fix the bound check
+
+The check let through one value too many, which crashed the driver.
+
+Fixes: ${c1:0:12} ("a: add the bound check")
+Cc: stable@vger.kernel.org
+Signed-off-by: Ann Author <ann@example.org>
+EOF
+m6=$(sha HEAD)
+change d.c 7 'bounded seven and positive' <<<"d: also reject negative values"
+m7=$(sha HEAD)
+
+g checkout -q linux-6.6.y
+g cherry-pick -x "$m1"
+sed -i '5s/.*/freed five/' "$repo/b.c"
+g add b.c
+printf 'b: fix a leak on the error path\n\n[ Upstream commit %s ]\n' "$m2" |
+	git -C "$repo" commit -q -F - || fail "backport of m2"
+g checkout -q main
+
+run() { "$bin" --state "$state" stable --repo "$repo" --range v1..main \
+	--branch linux-6.6.y "$@"; }
+
+# the table: the summary line, one row per candidate, nothing else
+expect_exit 0 run --threshold 0
+out=$(run --threshold 0 2>"$tmp/err")
+grep -q "^v1\.\.main onto linux-6\.6\.y: 7 commits, 2 already in the branch, 1 fix code the branch lacks, 4 candidates, 4 shown (p(fix) >= 0\.00); model " <<<"$out" ||
+	fail "table: wrong summary line: $(head -1 <<<"$out")"
+grep -q "scoring without history" "$tmp/err" ||
+	fail "no warning for a repository that is not mined"
+grep -Eq '^ *rank +p\(fix\) +commit +tags +fixes +applies +depends-on +subject$' <<<"$out" ||
+	fail "table: no header row"
+[ "$(grep -Ec '^ *[0-9]+ +[01]\.[0-9]{3}  [0-9a-f]{12}  ' <<<"$out")" = 4 ] ||
+	fail "table: not 4 candidate rows"
+grep -Eq "  ${m6:0:12}  S F   present  clean +-  +d: fix the bound check$" <<<"$out" ||
+	fail "table: wrong row for the tagged fix"
+grep -Eq "  ${m5:0:12}  S     none     conflict +-  +c: fix the timeout$" <<<"$out" ||
+	fail "table: wrong row for the conflicting fix"
+grep -Eq "  ${m7:0:12}  -     none     conflict +${m6:0:12}  d: also reject negative values$" <<<"$out" ||
+	fail "table: wrong row for the dependent commit"
+for x in "$m1" "$m2" "$m4"; do
+	grep -q "${x:0:12}" <<<"$out" && fail "table: lists ${x:0:12}"
+done
+
+# --json: the exact candidates and their facts, ranked by p(fix)
+run --json --threshold 0 > "$tmp/out.json" 2>/dev/null || fail "--json failed"
+"$py" - "$tmp/out.json" "$m3" "$m5" "$m6" "$m7" <<'EOF' || fail "--json content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+m3, m5, m6, m7 = sys.argv[2:]
+assert (j["commits"], j["in_branch"], j["dropped"], j["candidates_total"],
+        j["shown"]) == (7, 2, 1, 4, 4), j
+assert j["branch"] == "linux-6.6.y" and j["version"] == "6.6", j
+c = {x["commit"]: x for x in j["candidates"]}
+assert set(c) == {m3, m5, m6, m7}, c.keys()
+ps = [x["p_fix"] for x in j["candidates"]]
+assert ps == sorted(ps, reverse=True) and all(0 <= p <= 1 for p in ps), ps
+assert [x["rank"] for x in j["candidates"]] == [1, 2, 3, 4]
+want = {  # cc_stable, fixes, target, applies, depends_on
+    m3: (False, False, "none", "clean", []),
+    m5: (True, False, "none", "conflict", []),
+    m6: (True, True, "present", "clean", []),
+    m7: (False, False, "none", "conflict", [m6]),
+}
+for k, (cc, fx, t, a, d) in want.items():
+    got = c[k]
+    assert (got["cc_stable"], got["fixes"], got["target"], got["applies"],
+            got["depends_on"]) == (cc, fx, t, a, d), (k, got)
+assert len(c[m6]["targets"]) == 1 and c[m6]["files"] == 1, c[m6]
+assert c[m6]["subject"] == "d: fix the bound check"
+assert c[m6]["author"] == "Ann Author <ann@example.org>"
+EOF
+
+# --mbox: one mail per candidate, in rank order, AUTOSEL format
+run --threshold 0 --mbox "$tmp/out.mbox" >/dev/null 2>&1 || fail "--mbox failed"
+"$py" - "$tmp/out.mbox" "$tmp/out.json" "$repo" <<'EOF' || fail "--mbox content"
+import json, mailbox, subprocess, sys
+msgs = list(mailbox.mbox(sys.argv[1]))
+ranked = json.load(open(sys.argv[2]))["candidates"]
+assert len(msgs) == 4, len(msgs)
+for m, c in zip(msgs, ranked):
+    assert m["Subject"] == "[PATCH AUTOSEL 6.6] " + c["subject"], m["Subject"]
+    assert m["X-stable"] == "review" and m["X-Patchwork-Hint"] == "ignore"
+    assert m["From"] == "Ann Author <ann@example.org>", m["From"]
+    assert m["Message-ID"].startswith("<autosel-6.6-" + c["commit"][:12])
+    body = m.get_payload()
+    first = body.split("\n", 1)[0]
+    assert first == "[ Upstream commit %s ]" % c["commit"], first
+    # the original changelog (its subject is the Subject:) and diff
+    orig = subprocess.run(["git", "-C", sys.argv[3], "log", "-1",
+                           "--format=%b", c["commit"]], capture_output=True,
+                          text=True).stdout.strip()
+    assert orig in body and "\n---\ndiff --git a/" in body, (orig, body)
+    p = float(m["X-Patchtriage-P-Fix"])
+    assert abs(p - c["p_fix"]) < 0.001, (p, c["p_fix"])
+EOF
+run --threshold 0 --mbox "$tmp/v.mbox" --version 6.6.12 >/dev/null 2>&1
+[ "$(grep -c '^Subject: \[PATCH AUTOSEL 6\.6\.12\] ' "$tmp/v.mbox")" = 4 ] ||
+	fail "--version does not name the mails' version"
+
+# --top and the default threshold cut the list, not the totals
+run --json --threshold 0 --top 2 > "$tmp/top.json" 2>/dev/null
+"$py" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["shown"] == 2 and len(j["candidates"]) == 2
+assert j["candidates_total"] == 4' "$tmp/top.json" || fail "--top 2"
+
+# with the repository mined, history is used and nothing is warned
+"$bin" --quiet --state "$state" mine --repo "$repo" >/dev/null 2>&1 ||
+	fail "cannot mine the repository"
+run --threshold 0 >/dev/null 2>"$tmp/err2" || fail "mined: stable failed"
+grep -q "without history" "$tmp/err2" && fail "mined: still warns"
+
+# bad input: a clear message naming it, and a non-zero exit
+expect_exit 1 run --branch no-such-branch
+expect_err "'no-such-branch'" run --branch no-such-branch
+expect_exit 1 "$bin" --state "$state" stable --repo "$repo" --range \
+	v1...main --branch linux-6.6.y
+expect_err "range 'v1\.\.\.main': use A\.\.B" "$bin" --state "$state" \
+	stable --repo "$repo" --range v1...main --branch linux-6.6.y
+expect_exit 1 "$bin" --state "$state" stable --repo "$repo" --range \
+	no-such-tag..main --branch linux-6.6.y
+expect_err "'no-such-tag'" "$bin" --state "$state" stable --repo "$repo" \
+	--range no-such-tag..main --branch linux-6.6.y
+expect_exit 1 "$bin" --state "$state" stable --repo "$tmp/nothing" \
+	--range v1..main --branch linux-6.6.y
+expect_err "cannot open repository '.*nothing'" "$bin" --state "$state" \
+	stable --repo "$tmp/nothing" --range v1..main --branch linux-6.6.y
+mkdir -p "$tmp/empty"
+expect_exit 1 "$bin" --state "$tmp/empty" stable --repo "$repo" \
+	--range v1..main --branch linux-6.6.y
+expect_err "no fix model in" "$bin" --state "$tmp/empty" stable \
+	--repo "$repo" --range v1..main --branch linux-6.6.y
+expect_exit 2 "$bin" --state "$state" stable --repo "$repo" --range v1..main
+expect_exit 2 run --top many
+expect_exit 2 run --threshold 2
+expect_exit 2 run --frobnicate
+finish
