@@ -159,8 +159,11 @@ static int load_subsys(struct policy_subsys *s, struct config *cfg,
 				&s->stable_threshold);
 	if (!rc)
 		rc = sub_words(cfg, name, "recipients", 1, &s->recipients);
-	if (!rc && !s->recipients[0])
+	if (!rc && !s->recipients[0]) {
+		/* the older name; sub_words replaces the empty list */
+		config_strv_free(s->recipients);
 		rc = sub_words(cfg, name, "reply-to", 1, &s->recipients);
+	}
 	if (!rc)
 		rc = buf_addf(&k, "subsystem.%s.rate-limit", name);
 	if (!rc)

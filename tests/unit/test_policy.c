@@ -56,6 +56,8 @@ static void test_load_and_match(void **state)
 	assert_int_equal(p->s[0].actions, POLICY_CHECK | POLICY_REPLY);
 	assert_true(p->s[0].risk_threshold == 0.30);
 	assert_true(p->s[0].stable_threshold == 0.8);
+	/* no recipients: none (the empty list was leaked before reply-to) */
+	assert_null(p->s[0].recipients[0]);
 	memset(&f, 0, sizeof(f));
 	memset(&pt, 0, sizeof(pt));
 	f.new_path = file;
@@ -94,9 +96,10 @@ static void test_threshold_not_a_probability(void **state)
 			      &p),
 			 PT_EINVAL);
 	assert_int_equal(load("[subsystem \"n\"]\n\trisk-threshold = 1\n"
-			      "\tstable-threshold = 0\n",
+			      "\tstable-threshold = 0\n\treply-to = author\n",
 			      &p),
 			 0);
+	assert_string_equal(p->s[0].recipients[0], "author");
 	policy_free(p);
 }
 
