@@ -281,9 +281,8 @@ static void test_many_stars(void **state)
  * Found by fuzz_maintainers: "N: ((a{1,255}){1,255}){1,100}" made
  * regcomp allocate over 2 GB, and six "(.*)" groups followed by their
  * backreferences in reverse and a 'z' made regexec run for over 20 s on
- * one path.  Such N: lines
- * are now left out, as one that does not compile is; ordinary ones with
- * small bounds still match.
+ * one path.  Such N: lines are now left out, as one that does not
+ * compile is; ordinary ones with small bounds still match.
  */
 static void test_wild_regex(void **state)
 {
