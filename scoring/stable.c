@@ -1178,6 +1178,16 @@ int stable_is_candidate(const struct stable_set *s, size_t i)
 	       !s->c[i].dropped;
 }
 
+int stable_tier(const struct stable_commit *c)
+{
+	if (c->cc_stable)
+		return 3;
+	if (c->has_fixes && (c->target == STABLE_TARGET_PRESENT ||
+			     c->target == STABLE_TARGET_PENDING))
+		return 2;
+	return c->has_fixes ? 1 : 0;
+}
+
 static int parse_range(git_oid *from, int *has_from, git_oid *to,
 		       git_repository *repo, const char *range)
 {

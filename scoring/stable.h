@@ -121,6 +121,16 @@ int stable_check_apply(struct stable_set *s, size_t i);
 /* Is commit i a candidate (not in the branch, not dropped)? */
 int stable_is_candidate(const struct stable_set *s, size_t i);
 
+/*
+ * How much the tags alone say a commit belongs in the branch, the first
+ * key of the ranking (p(fix) is the second): 3 Cc: stable (the author
+ * asks), 2 a Fixes: whose target the branch has or that fixes a tagged
+ * candidate (STABLE_TARGET_PRESENT or PENDING: a bug the branch
+ * carries), 1 any other Fixes:, 0 untagged.  On DPDK's LTS windows the
+ * tiers' precision falls in that order (docs/EVALUATION.md).
+ */
+int stable_tier(const struct stable_commit *c);
+
 /* Short names for the enums ("cherry-pick", "absent", ...). */
 const char *stable_match_name(enum stable_match m);
 const char *stable_target_name(enum stable_target t);

@@ -85,6 +85,13 @@ EOF
 m6=$(sha HEAD)
 change d.c 7 'bounded seven and positive' <<<"d: also reject negative values"
 m7=$(sha HEAD)
+# tagged, though it reads like no fix: listed whatever its p(fix)
+change a.c 18 'renamed eighteen' <<EOF
+a: rename the counter
+
+Cc: stable@vger.kernel.org
+EOF
+m8=$(sha HEAD)
 
 g checkout -q linux-6.6.y
 g cherry-pick -x "$m1"
@@ -100,14 +107,14 @@ run() { "$bin" --state "$state" stable --repo "$repo" --range v1..main \
 # the table: the summary line, one row per candidate, nothing else
 expect_exit 0 run --threshold 0
 out=$(run --threshold 0 2>"$tmp/err")
-grep -q "^v1\.\.main onto linux-6\.6\.y: 7 commits, 2 already in the branch, 1 fix code the branch lacks, 4 candidates, 4 shown (p(fix) >= 0\.00); model " <<<"$out" ||
+grep -q "^v1\.\.main onto linux-6\.6\.y: 8 commits, 2 already in the branch, 1 fix code the branch lacks, 5 candidates, 5 shown (tagged, or p(fix) >= 0\.00); model " <<<"$out" ||
 	fail "table: wrong summary line: $(head -1 <<<"$out")"
 grep -q "scoring without history" "$tmp/err" ||
 	fail "no warning for a repository that is not mined"
 grep -Eq '^ *rank +p\(fix\) +commit +tags +fixes +applies +depends-on +subject$' <<<"$out" ||
 	fail "table: no header row"
-[ "$(grep -Ec '^ *[0-9]+ +[01]\.[0-9]{3}  [0-9a-f]{12}  ' <<<"$out")" = 4 ] ||
-	fail "table: not 4 candidate rows"
+[ "$(grep -Ec '^ *[0-9]+ +[01]\.[0-9]{3}  [0-9a-f]{12}  ' <<<"$out")" = 5 ] ||
+	fail "table: not 5 candidate rows"
 grep -Eq "  ${m6:0:12}  S F   present  clean +-  +d: fix the bound check$" <<<"$out" ||
 	fail "table: wrong row for the tagged fix"
 grep -Eq "  ${m5:0:12}  S     none     conflict +-  +c: fix the timeout$" <<<"$out" ||
@@ -118,30 +125,34 @@ for x in "$m1" "$m2" "$m4"; do
 	grep -q "${x:0:12}" <<<"$out" && fail "table: lists ${x:0:12}"
 done
 
-# --json: the exact candidates and their facts, ranked by p(fix)
+# --json: the exact candidates and their facts, ranked by tier, then
+# by p(fix)
 run --json --threshold 0 > "$tmp/out.json" 2>/dev/null || fail "--json failed"
-"$py" - "$tmp/out.json" "$m3" "$m5" "$m6" "$m7" <<'EOF' || fail "--json content"
+"$py" - "$tmp/out.json" "$m3" "$m5" "$m6" "$m7" "$m8" <<'EOF' || fail "--json content"
 import json, sys
 j = json.load(open(sys.argv[1]))
-m3, m5, m6, m7 = sys.argv[2:]
+m3, m5, m6, m7, m8 = sys.argv[2:]
 assert (j["commits"], j["in_branch"], j["dropped"], j["candidates_total"],
-        j["shown"]) == (7, 2, 1, 4, 4), j
+        j["shown"]) == (8, 2, 1, 5, 5), j
 assert j["branch"] == "linux-6.6.y" and j["version"] == "6.6", j
 c = {x["commit"]: x for x in j["candidates"]}
-assert set(c) == {m3, m5, m6, m7}, c.keys()
-ps = [x["p_fix"] for x in j["candidates"]]
-assert ps == sorted(ps, reverse=True) and all(0 <= p <= 1 for p in ps), ps
-assert [x["rank"] for x in j["candidates"]] == [1, 2, 3, 4]
-want = {  # cc_stable, fixes, target, applies, depends_on
-    m3: (False, False, "none", "clean", []),
-    m5: (True, False, "none", "conflict", []),
-    m6: (True, True, "present", "clean", []),
-    m7: (False, False, "none", "conflict", [m6]),
+assert set(c) == {m3, m5, m6, m7, m8}, c.keys()
+keys = [(x["tier"], x["p_fix"]) for x in j["candidates"]]
+assert keys == sorted(keys, reverse=True), keys
+assert all(0 <= x["p_fix"] <= 1 for x in j["candidates"])
+assert [x["rank"] for x in j["candidates"]] == [1, 2, 3, 4, 5]
+want = {  # tier, cc_stable, fixes, target, applies, depends_on
+    m3: (0, False, False, "none", "clean", []),
+    m5: (3, True, False, "none", "conflict", []),
+    m6: (3, True, True, "present", "clean", []),
+    m7: (0, False, False, "none", "conflict", [m6]),
+    m8: (3, True, False, "none", "clean", []),
 }
-for k, (cc, fx, t, a, d) in want.items():
+for k, (tier, cc, fx, t, a, d) in want.items():
     got = c[k]
-    assert (got["cc_stable"], got["fixes"], got["target"], got["applies"],
-            got["depends_on"]) == (cc, fx, t, a, d), (k, got)
+    assert (got["tier"], got["cc_stable"], got["fixes"], got["target"],
+            got["applies"], got["depends_on"]) == (tier, cc, fx, t, a, d), \
+        (k, got)
 assert len(c[m6]["targets"]) == 1 and c[m6]["files"] == 1, c[m6]
 assert c[m6]["subject"] == "d: fix the bound check"
 assert c[m6]["author"] == "Ann Author <ann@example.org>"
@@ -153,7 +164,7 @@ run --threshold 0 --mbox "$tmp/out.mbox" >/dev/null 2>&1 || fail "--mbox failed"
 import json, mailbox, subprocess, sys
 msgs = list(mailbox.mbox(sys.argv[1]))
 ranked = json.load(open(sys.argv[2]))["candidates"]
-assert len(msgs) == 4, len(msgs)
+assert len(msgs) == 5, len(msgs)
 for m, c in zip(msgs, ranked):
     assert m["Subject"] == "[PATCH AUTOSEL 6.6] " + c["subject"], m["Subject"]
     assert m["X-stable"] == "review" and m["X-Patchwork-Hint"] == "ignore"
@@ -171,15 +182,25 @@ for m, c in zip(msgs, ranked):
     assert abs(p - c["p_fix"]) < 0.001, (p, c["p_fix"])
 EOF
 run --threshold 0 --mbox "$tmp/v.mbox" --version 6.6.12 >/dev/null 2>&1
-[ "$(grep -c '^Subject: \[PATCH AUTOSEL 6\.6\.12\] ' "$tmp/v.mbox")" = 4 ] ||
+[ "$(grep -c '^Subject: \[PATCH AUTOSEL 6\.6\.12\] ' "$tmp/v.mbox")" = 5 ] ||
 	fail "--version does not name the mails' version"
 
-# --top and the default threshold cut the list, not the totals
+# --top and the default threshold cut the list, not the totals; the
+# threshold never hides a tagged candidate
 run --json --threshold 0 --top 2 > "$tmp/top.json" 2>/dev/null
 "$py" -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["shown"] == 2 and len(j["candidates"]) == 2
-assert j["candidates_total"] == 4' "$tmp/top.json" || fail "--top 2"
+assert j["candidates_total"] == 5' "$tmp/top.json" || fail "--top 2"
+run --json > "$tmp/def.json" 2>/dev/null
+"$py" - "$tmp/out.json" "$tmp/def.json" <<'EOF' || fail "default threshold"
+import json, sys
+every = json.load(open(sys.argv[1]))["candidates"]
+shown = json.load(open(sys.argv[2]))["candidates"]
+want = [x["commit"] for x in every if x["tier"] or x["p_fix"] >= 0.5]
+assert [x["commit"] for x in shown] == want, (shown, want)
+assert sum(1 for x in shown if x["tier"]) == 3
+EOF
 
 # with the repository mined, history is used and nothing is warned
 "$bin" --quiet --state "$state" mine --repo "$repo" >/dev/null 2>&1 ||

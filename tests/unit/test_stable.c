@@ -350,6 +350,18 @@ static void test_range(void **state)
 	assert_string_equal(find(s, N.m16)->targets[0], N.m15);
 	assert_string_equal(find(s, N.m17)->targets[0], N.c2);
 
+	/* the tiers of the ranking: Cc: stable, Fixes: of code the branch
+	   has (or of a tagged candidate), other Fixes:, untagged */
+	assert_int_equal(stable_tier(find(s, N.m7)), 3);
+	assert_int_equal(stable_tier(find(s, N.m9)), 3);
+	assert_int_equal(stable_tier(find(s, N.m13)), 3);
+	assert_int_equal(stable_tier(find(s, N.m11)), 2);
+	assert_int_equal(stable_tier(find(s, N.m12)), 2);
+	assert_int_equal(stable_tier(find(s, N.m14)), 1);
+	assert_int_equal(stable_tier(find(s, N.m6)), 1);
+	assert_int_equal(stable_tier(find(s, N.m5)), 0);
+	assert_int_equal(stable_tier(find(s, N.m17)), 0);
+
 	c = find(s, N.m5);
 	assert_false(c->cc_stable || c->has_fixes);
 	assert_int_equal(c->target, STABLE_TARGET_NONE);
