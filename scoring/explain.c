@@ -136,6 +136,16 @@ static int token_sentence(struct buf *b, const char *name)
 		buf_free(&t);
 		return rc;
 	}
+	case 'v': {
+		const char *us = strchr(tok, '_');
+
+		if (us)
+			return buf_addf(b, "subject starts with '%.*s %s'",
+					(int)(us - tok), tok, us + 1);
+		return buf_addf(b, "subject starts with '%s'", tok);
+	}
+	case 'p':
+		return buf_addf(b, "a change to '%s'", tok);
 	case '+':
 		return buf_addf(b, "adds code with '%s'", tok);
 	case '-':

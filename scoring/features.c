@@ -377,8 +377,13 @@ struct toks {
 	int names;
 };
 
-static const char *const ns_names[] = { "s", "w", "b", "+", "-" };
-enum { NS_SUBJ, NS_WORD, NS_BIGRAM, NS_ADD, NS_DEL, NNS };
+static const char *const ns_names[] = { "s", "w", "b", "+", "-", "v", "p" };
+enum {
+	NS_SUBJ, NS_WORD, NS_BIGRAM, NS_ADD, NS_DEL,
+	NS_VERB,   /* the subject's first word after its prefix, and pair */
+	NS_PREFIX, /* the subject's component prefix ("net/ice") */
+	NNS
+};
 
 static int tok_add(struct toks *t, int ns, const char *s, size_t len)
 {
@@ -534,6 +539,54 @@ static int add_words(struct toks *t, int ns, const char *s, size_t len,
 		}
 		memcpy(prev, cur, n);
 		plen = n;
+	}
+	return rc;
+}
+
+/*
+ * "net/ice: fix Tx descriptor" -> prefix "net/ice", verb "fix" and the
+ * pair "fix_tx": by convention the subject's first word says what kind
+ * of change it is, which a bag of words loses (a "fix" anywhere in the
+ * subject is not the same as starting with it).  The prefix is the
+ * run of space-free "part: " components at the start.
+ */
+static int subject_tokens(struct toks *t, const char *subj)
+{
+	char w[2][64], pair[130];
+	size_t pos = 0, plen = 0, i, k;
+	int rc = 0, pl;
+
+	for (;;) {
+		size_t j = pos;
+
+		while (subj[j] && subj[j] != ' ' && subj[j] != ':')
+			j++;
+		if (j == pos || subj[j] != ':' || subj[j + 1] != ' ')
+			break;
+		plen = j;
+		pos = j + 2;
+	}
+	if (plen)
+		rc = tok_add(t, NS_PREFIX, subj, plen);
+	for (k = 0; k < 2 && !rc; k++) {
+		char *o = w[k];
+		size_t n = 0;
+
+		while (subj[pos] && !word_char((unsigned char)subj[pos]))
+			pos++;
+		for (i = pos; word_char((unsigned char)subj[i]); i++)
+			if (n < sizeof(w[k]) - 1)
+				o[n++] = (char)tolower((unsigned char)subj[i]);
+		o[n] = '\0';
+		pos = i;
+		if (!n)
+			break;
+		if (k == 0)
+			rc = tok_add(t, NS_VERB, w[0], n);
+		else {
+			pl = snprintf(pair, sizeof(pair), "%s_%s", w[0], w[1]);
+			rc = tok_add(t, NS_VERB, pair, (size_t)pl);
+		}
 	}
 	return rc;
 }
@@ -1008,6 +1061,8 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 	rc = clean_changelog(&cl, p);
 	if (!rc)
 		rc = add_words(&tk, NS_SUBJ, subj, strlen(subj), 0);
+	if (!rc)
+		rc = subject_tokens(&tk, subj);
 	if (!rc)
 		rc = add_words(&tk, NS_WORD, subj, strlen(subj), 1);
 	if (!rc)

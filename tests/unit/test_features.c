@@ -80,7 +80,7 @@ static void test_patterns_and_text(void **state)
 				     msg, diff);
 	struct feat_vec v;
 	size_t i;
-	int saw_null = 0;
+	int saw_null = 0, saw_verb = 0, saw_pair = 0, saw_prefix = 0;
 
 	(void)state;
 	assert_int_equal(feat_compute(&v, NULL, p, NULL, 16, FEAT_NAMES), 0);
@@ -111,8 +111,16 @@ static void test_patterns_and_text(void **state)
 		assert_null(strstr(n, "syzkaller"));
 		if (!strcmp(n, "w:null"))
 			saw_null = 1;
+		/* the subject's kind of change, apart from its words */
+		saw_verb += !strcmp(n, "v:fix");
+		saw_pair += !strcmp(n, "v:fix_probe");
+		saw_prefix += !strcmp(n, "p:net/foo");
+		assert_false(n[0] == 'v' && strstr(n, "net"));
 	}
 	assert_true(saw_null);
+	assert_int_equal(saw_verb, 1);
+	assert_int_equal(saw_pair, 1);
+	assert_int_equal(saw_prefix, 1);
 	feat_vec_free(&v);
 	patch_free(p);
 
