@@ -623,19 +623,36 @@ static char *join_targets(char **v)
 	return buf_detach(&b, NULL);
 }
 
+/*
+ * 'sending' is recorded when the SMTP server has taken envelope and DATA,
+ * just before the message itself goes out: a crash before that leaves
+ * the row 'intended' (sent later, nothing was delivered), one after it
+ * leaves 'sending', never sent again.
+ */
+struct mark {
+	struct db *db;
+	int64_t id;
+};
+
+static int mark_sending(void *ctx)
+{
+	struct mark *m = ctx;
+
+	return store_outbox_set(m->db, m->id, OUTBOX_SENDING, NULL, NULL);
+}
+
 static int send_recorded(struct reply_out *out, const struct policy *pol,
 			 const struct smtp_opts *smtp, struct db *db,
 			 int64_t id, const char *payload)
 {
 	char *from = bare_address(pol->from);
+	struct mark ms = { db, id };
 	int rc;
 
 	if (!from)
 		return PT_ENOMEM;
-	rc = store_outbox_set(db, id, OUTBOX_SENDING, NULL, NULL);
-	if (!rc)
-		rc = smtp_send(smtp, from, out->rcpts, payload,
-			       strlen(payload));
+	rc = smtp_send_cb(smtp, from, out->rcpts, payload, strlen(payload),
+			  mark_sending, &ms);
 	if (!rc) {
 		rc = store_outbox_set(db, id, OUTBOX_SENT, out->message_id,
 				      NULL);

@@ -60,12 +60,22 @@ struct upload {
 	const char *p;
 	size_t left;
 	size_t sent;
+	smtp_data_cb on_data;
+	void *ctx;
+	int started;
 };
 
 static size_t read_cb(char *dst, size_t size, size_t n, void *ctx)
 {
 	struct upload *u = ctx;
 	size_t k = size * n < u->left ? size * n : u->left;
+
+	if (!u->started) {
+		/* the server said 354: from here on the message may arrive */
+		u->started = 1;
+		if (u->on_data && u->on_data(u->ctx))
+			return CURL_READFUNC_ABORT;
+	}
 
 	memcpy(dst, u->p, k);
 	u->p += k;
@@ -94,9 +104,16 @@ static int map_error(CURLcode c, const struct upload *u, const char *url,
 int smtp_send(const struct smtp_opts *o, const char *from,
 	      char *const *rcpts, const char *msg, size_t len)
 {
+	return smtp_send_cb(o, from, rcpts, msg, len, NULL, NULL);
+}
+
+int smtp_send_cb(const struct smtp_opts *o, const char *from,
+		 char *const *rcpts, const char *msg, size_t len,
+		 smtp_data_cb on_data, void *ctx)
+{
 	char err[CURL_ERROR_SIZE] = "";
 	struct curl_slist *to = NULL, *t;
-	struct upload u = { msg, len, 0 };
+	struct upload u = { msg, len, 0, on_data, ctx, 0 };
 	struct buf mf = BUF_INIT;
 	CURL *h;
 	CURLcode c;

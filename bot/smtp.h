@@ -37,4 +37,16 @@ void smtp_opts_clear(struct smtp_opts *o);
 int smtp_send(const struct smtp_opts *o, const char *from,
 	      char *const *rcpts, const char *msg, size_t len);
 
+/*
+ * As smtp_send, calling on_data(ctx) once when the server has accepted
+ * the envelope and DATA, just before the first byte of the message goes
+ * out: up to then nothing can have been delivered, so a caller that
+ * records "sending" there keeps the unknown window small.  A non-zero
+ * return from on_data aborts the transfer (PT_EAGAIN).
+ */
+typedef int (*smtp_data_cb)(void *ctx);
+int smtp_send_cb(const struct smtp_opts *o, const char *from,
+		 char *const *rcpts, const char *msg, size_t len,
+		 smtp_data_cb on_data, void *ctx);
+
 #endif
