@@ -10,7 +10,9 @@
 #                                series), Dovecot with every mail delivered
 #                                to its list's folder, the SMTP sink
 #                                (STARTTLS), and DIR/config for them;
-#                                SKIP=imap leaves Dovecot out
+#                                SKIP=imap leaves Dovecot out, and
+#                                SKIP=patchwork the stand-in's section
+#                                of the configuration
 #   botenv_stop                  stops all three (install in an EXIT trap)
 #
 # Sets PW_PORT, PW_PID and those of mailservers.sh.  The subsystems netdev
@@ -68,7 +70,8 @@ be_write_config() { # DIR SKIP
 	printf '0123456789abcdef0123456789abcdef01234567\n' >"$d/pw-token"
 	printf 'secret\n' >"$d/imap-password"
 	chmod 600 "$d/pw-token" "$d/imap-password"
-	cat >"$d/config" <<EOF
+	: >"$d/config"
+	[ "$skip" = patchwork ] || cat >>"$d/config" <<EOF
 [patchwork]
 	url = http://127.0.0.1:$PW_PORT
 	project = netdev
