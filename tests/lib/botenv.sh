@@ -31,10 +31,21 @@ botenv_models() { # DIR
 	bash "$be_lib/trained.sh" "$1/t"
 }
 
+# The series are posted just after the tree's newest commit (when
+# botenv_models made one), as if in the next merge window.
 botenv_series() { # DIR COUNT [SEED]
+	local start=2026-11-10T09:00:00+00:00 last
+	if [ -d "$1/t/linux" ]; then
+		last=$(git -C "$1/t/linux" log -1 --format=%ct)
+		start=$("$be_py" -c 'import datetime, sys
+t = datetime.datetime.fromtimestamp(int(sys.argv[1]) + 86400,
+                                    datetime.timezone.utc)
+print(t.isoformat(timespec="seconds"))' "$last")
+	fi
 	rm -rf "$1/series"
 	"$be_py" "$be_lib/mkseries.py" "$1/series" --count "$2" \
-		--seed "${3:-1}" --patchwork-data >"$1/series.json"
+		--seed "${3:-1}" --start-date "$start" --patchwork-data \
+		>"$1/series.json"
 }
 
 be_start_standin() { # DIR
@@ -141,8 +152,8 @@ botenv_start() { # DIR [SKIP]
 botenv_stop() {
 	if [ -n "${PW_PID:-}" ]; then
 		kill "$PW_PID" 2>/dev/null
-		wait "$PW_PID" 2>/dev/null
+		wait "$PW_PID" 2>/dev/null || true
 		PW_PID=
 	fi
-	mailservers_cleanup
+	mailservers_cleanup || true
 }
