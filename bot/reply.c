@@ -581,6 +581,17 @@ int reply_decide(enum reply_status *st, const struct policy *pol,
 	return 0;
 }
 
+/* "Cc: stable" given; an ordinary Cc: is not the stable tag. */
+static int has_cc_stable(const struct patch *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->ntrailers; i++)
+		if (p->trailers[i].is_stable)
+			return 1;
+	return 0;
+}
+
 static int decide(struct reply_out *out, const struct policy *pol,
 		  const struct patch *p, const struct reply_in *in,
 		  const struct policy_subsys **s)
@@ -599,8 +610,7 @@ static int decide(struct reply_out *out, const struct policy *pol,
 	th = strcmp(in->kind, "stable") ? (*s)->risk_threshold
 					: (*s)->stable_threshold;
 	if (in->probability < th ||
-	    (!strcmp(in->kind, "stable") && patch_is_tagged_fix(p) &&
-	     patch_count_trailers(p, TRAILER_CC))) {
+	    (!strcmp(in->kind, "stable") && has_cc_stable(p))) {
 		out->status = REPLY_BELOW_THRESHOLD;
 		return 1;
 	}
