@@ -292,8 +292,27 @@ static char *first_name(const struct person *a)
 
 	if (!n)
 		return pt_strdup("there");
-	len = strcspn(n, " \t");
+	len = strcspn(n, " \t\r\n");
 	return pt_strndup(n, len);
+}
+
+/*
+ * A variable that must stay on its line: a CR or LF in a name or subject
+ * taken from the patch would otherwise reach the body bare (SMTP forbids
+ * a lone CR) or break the layout; each becomes a space.
+ */
+static int set_line(struct tpl_vars *v, const char *name, const char *value)
+{
+	char *c = pt_strdup(value), *q;
+	int rc;
+
+	if (!c)
+		return PT_ENOMEM;
+	for (q = c; (q = strpbrk(q, "\r\n"));)
+		*q = ' ';
+	rc = tpl_set(v, name, c);
+	free(c);
+	return rc;
 }
 
 static int reasons_vars(struct tpl_vars *v, const struct reply_in *in)
@@ -305,7 +324,7 @@ static int reasons_vars(struct tpl_vars *v, const struct reply_in *in)
 	for (i = 0; !rc && i < in->nreasons; i++) {
 		rc = tpl_list_add(v, "reasons", &it);
 		if (!rc)
-			rc = tpl_set(it, "text", in->reasons[i].text);
+			rc = set_line(it, "text", in->reasons[i].text);
 		if (!rc)
 			rc = tpl_set(it, "direction", in->reasons[i].direction
 							? in->reasons[i].direction
@@ -324,12 +343,12 @@ static int body_vars(struct tpl_vars *v, const struct policy *pol,
 	int rc = first ? 0 : PT_ENOMEM;
 
 	if (!rc)
-		rc = tpl_set(v, "author_first", first);
+		rc = set_line(v, "author_first", first);
 	if (!rc)
 		rc = tpl_set(v, "subsystem", s->name);
 	if (!rc)
-		rc = tpl_set(v, "subject", p->subject.clean ? p->subject.clean
-							    : "");
+		rc = set_line(v, "subject", p->subject.clean ? p->subject.clean
+							     : "");
 	if (!rc)
 		rc = tpl_setf(v, "risk_percent", "%.0f", in->probability * 100);
 	if (!rc)
@@ -426,12 +445,15 @@ static int add_qp(struct buf *b, const char *s)
 	return rc;
 }
 
+/* LF to CRLF; a CR (a template saved with CRLF ends) is dropped. */
 static int add_crlf(struct buf *b, const char *s)
 {
 	int rc = 0;
 
 	for (; !rc && *s; s++)
-		rc = *s == '\n' ? buf_addstr(b, "\r\n") : buf_addch(b, *s);
+		if (*s != '\r')
+			rc = *s == '\n' ? buf_addstr(b, "\r\n")
+					 : buf_addch(b, *s);
 	return rc;
 }
 
