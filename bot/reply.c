@@ -500,6 +500,8 @@ static int headers(struct hdrs *h, const struct policy *pol,
 	if (!rc)
 		rc = date_hdr(h);
 	if (!rc)
+		rc = id_ok(h, "Message-ID", msgid);
+	if (!rc)
 		rc = buf_addf(h->b, "Message-ID: <%s>\r\n", msgid);
 	if (!rc)
 		rc = id_ok(h, "In-Reply-To", p->message_id);
@@ -546,12 +548,15 @@ int reply_build(struct reply_out *out, const struct policy *pol,
 		const struct reply_in *in)
 {
 	struct buf msg = BUF_INIT, body = BUF_INIT, id = BUF_INIT;
-	struct hdrs h = { &msg, p->message_id ? p->message_id : "?" };
+	struct hdrs h = { &msg, "?" };
 	char **to = NULL, **cc = NULL;
 	int rc, qp;
 
 	memset(out, 0, sizeof(*out));
 	rc = id_ok(&h, "In-Reply-To", p->message_id);
+	/* errors name the patch, but not by an id that could split the line */
+	if (!rc)
+		h.msgid = p->message_id;
 	if (!rc)
 		rc = make_msgid(&id, pol, p, in);
 	if (!rc)
