@@ -20,6 +20,8 @@
 
 #define REPLY_WIDTH 72
 #define REPLY_MAX_LINE 998
+#define REPLY_HDR_WIDTH 78   /* RFC 5322 2.1.1: header lines SHOULD fit */
+#define REPLY_MAX_WORD 900   /* longer unbroken text cannot fit in 998 */
 
 const char *reply_status_name(enum reply_status s)
 {
@@ -76,18 +78,51 @@ static int is_ascii(const char *s)
 	return 1;
 }
 
-/* RFC 2047 B words of at most 45 bytes each, cut at UTF-8 boundaries. */
+/* Bytes on the last line of b: where a header line now ends. */
+static size_t column(const struct buf *b)
+{
+	const char *nl = memrchr(b->ptr, '\n', b->len);
+
+	return nl ? b->len - (size_t)(nl + 1 - b->ptr) : b->len;
+}
+
+/* The longest run of s without a space. */
+static size_t longest_word(const char *s)
+{
+	size_t max = 0, n;
+
+	while (*s) {
+		s += strspn(s, " ");
+		n = strcspn(s, " ");
+		if (n > max)
+			max = n;
+		s += n;
+	}
+	return max;
+}
+
+/*
+ * RFC 2047 B words, cut at UTF-8 boundaries, each sized to end its line
+ * by REPLY_HDR_WIDTH (the first one after what b already holds), and
+ * folded between them.
+ */
 static int add_encoded(struct buf *b, const char *s)
 {
-	size_t n = strlen(s), take;
-	int rc = 0, first = 1;
+	size_t n = strlen(s), take, col;
+	int rc = 0;
 
 	while (!rc && n) {
-		take = n < 45 ? n : 45;
+		col = column(b);
+		if (col + 12 + 8 > REPLY_HDR_WIDTH) {
+			rc = buf_addstr(b, "\r\n ");
+			col = 1;
+		}
+		/* "=?UTF-8?B?" and "?=" are 12; 4 base64 chars per 3 bytes */
+		take = (REPLY_HDR_WIDTH - col - 12) / 4 * 3;
+		if (take > n)
+			take = n;
 		while (take < n && ((unsigned char)s[take] & 0xC0) == 0x80)
 			take--;
-		if (!first)
-			rc = buf_addstr(b, "\r\n ");
 		if (!rc)
 			rc = buf_addstr(b, "=?UTF-8?B?");
 		if (!rc)
@@ -96,7 +131,30 @@ static int add_encoded(struct buf *b, const char *s)
 			rc = buf_addstr(b, "?=");
 		s += take;
 		n -= take;
-		first = 0;
+		if (!rc && n)
+			rc = buf_addstr(b, "\r\n ");
+	}
+	return rc;
+}
+
+/*
+ * ASCII text folded before a space wherever the line would pass
+ * REPLY_HDR_WIDTH; unfolding (RFC 5322 2.2.3) gives the text back.
+ */
+static int add_folded(struct buf *b, const char *s)
+{
+	size_t len, sp;
+	int rc = 0;
+
+	while (!rc && *s) {
+		sp = strspn(s, " ");
+		len = sp + strcspn(s + sp, " ");
+		/* never a line of white space only */
+		if (sp && len > sp && column(b) + len > REPLY_HDR_WIDTH)
+			rc = buf_addstr(b, "\r\n");
+		if (!rc)
+			rc = buf_add(b, s, len);
+		s += len;
 	}
 	return rc;
 }
@@ -117,16 +175,21 @@ static int value_ok(const struct hdrs *h, const char *name, const char *v)
 	return 0;
 }
 
+/* A message id that fits on one header line; no CR, LF, space or <>. */
 static int id_ok(const struct hdrs *h, const char *name, const char *id)
 {
-	if (!id || !*id || strpbrk(id, "\r\n <>\t"))
+	if (!id || !*id || strpbrk(id, "\r\n <>\t") ||
+	    strlen(id) > REPLY_MAX_WORD)
 		return pt_error_set(PT_EINVAL, "reply to '%s': header '%s' "
 				    "would get a malformed message id; refused",
 				    h->msgid, name);
 	return 0;
 }
 
-/* "Name: value", encoding non-ASCII; value already checked. */
+/*
+ * "Name: value": non-ASCII text, and words too long for a line, in
+ * encoded words; otherwise folded at spaces.
+ */
 static int hdr(struct hdrs *h, const char *name, const char *value)
 {
 	int rc;
@@ -135,8 +198,9 @@ static int hdr(struct hdrs *h, const char *name, const char *value)
 	if (!rc)
 		rc = buf_addf(h->b, "%s: ", name);
 	if (!rc)
-		rc = is_ascii(value) ? buf_addstr(h->b, value)
-				     : add_encoded(h->b, value);
+		rc = is_ascii(value) && longest_word(value) <= REPLY_MAX_WORD
+			     ? add_folded(h->b, value)
+			     : add_encoded(h->b, value);
 	return rc ? rc : buf_addstr(h->b, "\r\n");
 }
 
@@ -145,7 +209,9 @@ static int add_display_name(struct buf *b, const char *name)
 	const char *p;
 	int rc;
 
-	if (!is_ascii(name))
+	/* a name too long for the line is encoded, which folds it */
+	if (!is_ascii(name) ||
+	    column(b) + strlen(name) + 2 > REPLY_HDR_WIDTH)
 		return add_encoded(b, name);
 	if (!strpbrk(name, "()<>[]:;@\\,.\""))
 		return buf_addstr(b, name);
@@ -181,6 +247,9 @@ static int addr_list(struct hdrs *h, const char *name, char *const *v,
 			rc = value_ok(h, name, who->name);
 			if (!rc)
 				rc = add_display_name(h->b, who->name);
+			if (!rc && column(h->b) + strlen(v[i]) + 3 >
+					   REPLY_HDR_WIDTH)
+				rc = buf_addstr(h->b, "\r\n");
 			if (!rc)
 				rc = buf_addf(h->b, " <%s>", v[i]);
 		} else if (!rc) {
