@@ -341,6 +341,7 @@ struct scored {
 	const struct policy_subsys *sub;
 	struct triage_result res;
 	struct reply_reason why[TRIAGE_NTASKS][RUN_MAX_REASONS];
+	size_t nwhy[TRIAGE_NTASKS];
 	char review[160];
 	char *fixes;            /* suggested Fixes: line, or NULL */
 };
@@ -453,20 +454,53 @@ static int merge_list_reviews(struct run *r, struct patch *p, int64_t tpid)
 	return rc;
 }
 
+/*
+ * Whether a reason is a bare function word of the text model ("subject
+ * says 'in'"): it weighs in the score, but says nothing to a maintainer,
+ * so replies and check descriptions leave it out (explain lists it).
+ */
+static int filler_reason(const char *text)
+{
+	static const char *const words[] = {
+		"a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
+		"has", "in", "into", "is", "it", "of", "on", "or", "that",
+		"the", "this", "to", "was", "when", "with", "after", "before",
+		"not", "no", "we", "if", "so", "but", "can", "its", "which",
+	};
+	const char *q = strstr(text, " says '");
+	size_t i, n;
+
+	if (!q)
+		return 0;
+	q += 7;
+	n = strcspn(q, "'");
+	if (q[n] != '\'' || q[n + 1])
+		return 0;
+	for (i = 0; i < sizeof(words) / sizeof(*words); i++)
+		if (strlen(words[i]) == n && !strncmp(q, words[i], n))
+			return 1;
+	return 0;
+}
+
+/* The strongest reasons in words, fillers left out, for task k. */
 static void fill_reasons(struct scored *s)
 {
+	size_t i, m;
 	int k;
-	size_t i;
 
-	for (k = 0; k < TRIAGE_NTASKS; k++)
-		for (i = 0; i < s->res.task[k].nwhy && i < RUN_MAX_REASONS;
-		     i++) {
-			const struct explain_reason *e = &s->res.task[k].why[i];
+	for (k = 0; k < TRIAGE_NTASKS; k++) {
+		struct triage_score *t = &s->res.task[k];
 
-			s->why[k][i].text = e->text;
-			s->why[k][i].direction = e->weight >= 0 ? "raises"
-								: "lowers";
+		for (i = m = 0; i < t->nwhy && m < RUN_MAX_REASONS; i++) {
+			if (filler_reason(t->why[i].text))
+				continue;
+			s->why[k][m].text = t->why[i].text;
+			s->why[k][m].direction = t->why[i].weight >= 0
+							 ? "raises" : "lowers";
+			m++;
 		}
+		s->nwhy[k] = m;
+	}
 }
 
 /* Score one patch: thread features, list reviews, the models. */
@@ -495,7 +529,7 @@ static int score_patch(struct run *r, struct scored *s, const char *project)
 	return 0;
 }
 
-/* "p(bug) 0.42, model risk-...: reason; reason" */
+/* "p(bug) 0.42 (model risk-...): reason; reason; reason" */
 static int describe(struct buf *b, const struct scored *s,
 		    enum triage_task k, const char *what)
 {
@@ -504,8 +538,8 @@ static int describe(struct buf *b, const struct scored *s,
 	int rc;
 
 	rc = buf_addf(b, "%s %.2f (model %s)", what, t->p, t->version);
-	for (i = 0; !rc && i < t->nwhy && i < 3; i++)
-		rc = buf_addf(b, "%s%s", i ? "; " : ": ", t->why[i].text);
+	for (i = 0; !rc && i < s->nwhy[k] && i < 3; i++)
+		rc = buf_addf(b, "%s%s", i ? "; " : ": ", s->why[k][i].text);
 	return rc;
 }
 
@@ -580,10 +614,7 @@ static int series_replies(struct run *r, struct scored *s, size_t n,
 			c[m].in.probability = s[i].res.task[k].p;
 			c[m].in.model_version = s[i].res.task[k].version;
 			c[m].in.reasons = s[i].why[k];
-			c[m].in.nreasons = s[i].res.task[k].nwhy <
-							   RUN_MAX_REASONS
-						   ? s[i].res.task[k].nwhy
-						   : RUN_MAX_REASONS;
+			c[m].in.nreasons = s[i].nwhy[k];
 			c[m].in.review = s[i].review;
 			c[m].in.pw_project = project;
 			c[m].in.suggested_fixes = s[i].fixes;
