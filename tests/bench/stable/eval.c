@@ -2,15 +2,26 @@
  * eval.c - `patchtriage stable` measured against real backports (built
  * and run by tests/bench/stable/eval).  For each window "name,branch,
  * base,from,to": the main-line commits from..to are ranked as if at the
- * window's start (applies-to checked against BASE, the branch's base
- * release, and the fix model trained only on commits dated before BASE),
- * and compared with what BRANCH actually took (stable.c's in-branch
- * detection against the real branch).  Rankers: the model (p(fix), fixes
- * for code BASE lacks dropped), the same without the drop, the
- * AUTOSEL-like keyword baseline (dataset_keyword_score, with the drop),
- * and the two sets "Cc: stable only" and "Cc: stable or Fixes:".  Prints
- * CSV rows: window,ranker,k,tp,precision,recall,untagged_found and
- * summary rows (kind "set"/"eq").
+ * window's start (applies-to checked against BASE, the branch as it
+ * stood then: its base release, or its tip at that date, and the fix
+ * model trained only on commits dated before BASE), and compared with
+ * what BRANCH actually took (stable.c's in-branch detection against the
+ * real branch).  Rankers: the model (p(fix), fixes for code BASE lacks
+ * dropped), the same without the drop, the AUTOSEL-like keyword
+ * baseline (dataset_keyword_score, with the drop), and the two sets "Cc:
+ * stable only" and "Cc: stable or Fixes:".  The combined rankers put
+ * what the tags say first, as a stable maintainer reads the list:
+ * "tags+model" (tagged, then p(fix)), "tiered" (stable_tier(), then
+ * p(fix): the command's order), "tags+model+kw" (tagged, then the mean
+ * of the percentile ranks of p(fix) and the keyword score) and
+ * "model+kw" (that mean alone), "tiered+deps" (as tiered, with the
+ * untagged candidates that a tagged one depends on right after the
+ * tagged ones) and "tiered-demote" (as tiered, with the dropped tagged
+ * commits after the kept tagged ones instead of left out).  All others
+ * drop fixes for code BASE lacks.
+ * Prints CSV rows: window,ranker,k,tp,precision,recall,untagged_found
+ * and summary rows (kind "set"/"eq"/"at-n"); on stderr each dropped
+ * commit the branch took anyway.
  */
 #include <git2.h>
 #include <stdio.h>
@@ -122,6 +133,34 @@ struct item {
 	int truth, untagged;
 };
 
+static const double *rank_of; /* qsort context of rank_cmp */
+
+static int rank_cmp(const void *a, const void *b)
+{
+	double x = rank_of[*(const size_t *)a], y = rank_of[*(const size_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+/* Percentile rank in [0, 1] of each v[i]; ties share their mean rank. */
+static void pct_rank(double *out, const double *v, size_t n)
+{
+	size_t *o = calloc(n + 1, sizeof(*o)), i, j, k;
+
+	for (i = 0; i < n; i++)
+		o[i] = i;
+	rank_of = v;
+	qsort(o, n, sizeof(*o), rank_cmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && v[o[j]] == v[o[i]]; j++)
+			;
+		for (k = i; k < j; k++)
+			out[o[k]] = n > 1 ? (double)(i + j - 1) / 2 / (n - 1)
+					  : 1;
+	}
+	free(o);
+}
+
 static int item_cmp(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
@@ -140,7 +179,7 @@ struct ref {
 /* A ranking: P/R at each k, and at the recall of each reference set. */
 static void ranking(const char *win, const char *name, struct item *it,
 		    size_t n, size_t ntruth, size_t nuntagged,
-		    const struct ref *refs, size_t nrefs)
+		    const struct ref *refs, size_t nrefs, size_t kbud)
 {
 	size_t i, k, j, tp = 0, un = 0, kk = 0, done[4] = { 0, 0, 0, 0 };
 	double p, r;
@@ -171,6 +210,10 @@ static void ranking(const char *win, const char *name, struct item *it,
 			       r, un, nuntagged,
 			       refs[j].p > 0 ? (double)tp / k / refs[j].p : 0);
 		}
+		if (k == kbud)
+			/* as long a list as the tagged set */
+			printf("%s,%s,at-n,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win,
+			       name, k, tp, (double)tp / k, r, un, nuntagged);
 		if (kk < sizeof(ks) / sizeof(ks[0]) && k == ks[kk]) {
 			p = (double)tp / k;
 			printf("%s,%s,k,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win, name,
@@ -187,6 +230,23 @@ static void ranking(const char *win, const char *name, struct item *it,
 			       refs[j].name);
 }
 
+/* A set of commits (not a ranking): its size, hits, P and R. */
+static void set_row(const char *win, const char *name, size_t n, size_t tp,
+		    size_t ntruth, size_t un, size_t nun)
+{
+	printf("%s,%s,set,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win, name, n, tp,
+	       n ? (double)tp / n : 0, ntruth ? (double)tp / ntruth : 0, un,
+	       nun);
+}
+
+enum { R_MODEL, R_NODROP, R_KEYWORD, R_TAGS, R_TIERED, R_TAGS_KW, R_MKW,
+       R_DEPS, R_DEMOTE, NRANK };
+
+static const char *const rname[NRANK] = {
+	"model", "model-nodrop", "keyword", "tags+model", "tiered",
+	"tags+model+kw", "model+kw", "tiered+deps", "tiered-demote",
+};
+
 static void window(git_repository *repo, struct dataset *ds,
 		   struct pt_model *m, char *spec)
 {
@@ -196,29 +256,56 @@ static void window(git_repository *repo, struct dataset *ds,
 	char range[512];
 	struct stable_opts o = { range, NULL, 0, 1 };
 	struct stable_set *facts, *real;
-	struct item *mdl, *nod, *kw, *tm;
+	struct item *it[NRANK];
 	struct ref refs[2];
-	size_t i, ntruth = 0, nun = 0, ncc = 0, ncc_tp = 0, nt = 0, nt_tp = 0,
-		   missing = 0, ndrop = 0;
+	double *pv, *kv, *pr, *kr;
+	unsigned char *pre;
+	size_t i, j, ntruth = 0, nun = 0, ncc = 0, ncc_tp = 0, nt = 0,
+		     nt_tp = 0, missing = 0, ndrop = 0, ndrop_tp = 0;
+	size_t nk = 0, nk_tp = 0, nfp = 0, nfp_tp = 0, nfo = 0, nfo_tp = 0;
+	size_t npre = 0, npre_tp = 0;
 	double p;
 
 	snprintf(range, sizeof(range), "%s..%s", from, to);
 	o.branch = base;
-	if (stable_analyse(&facts, repo, &o))
+	if (stable_analyse(&facts, repo, &o) || stable_deps(facts, NULL))
 		die("facts");
 	o.branch = branch;
 	if (stable_analyse(&real, repo, &o))
 		die("truth");
-	mdl = calloc(facts->n + 1, sizeof(*mdl));
-	nod = calloc(facts->n + 1, sizeof(*nod));
-	kw = calloc(facts->n + 1, sizeof(*kw));
-	tm = calloc(facts->n + 1, sizeof(*tm));
+	for (j = 0; j < NRANK; j++)
+		it[j] = calloc(facts->n + 1, sizeof(*it[j]));
+	pv = calloc(facts->n + 1, sizeof(*pv));
+	kv = calloc(facts->n + 1, sizeof(*kv));
+	pr = calloc(facts->n + 1, sizeof(*pr));
+	kr = calloc(facts->n + 1, sizeof(*kr));
+	pre = calloc(facts->n + 1, 1);
+	/* untagged candidates a tagged one needs (its lines came first) */
+	for (i = 0; i < facts->n; i++)
+		for (j = 0; stable_is_candidate(facts, i) &&
+			    stable_tier(&facts->c[i]) && j < facts->c[i].ndeps;
+		     j++)
+			if (!stable_tier(&facts->c[facts->c[i].deps[j]]))
+				pre[facts->c[i].deps[j]] = 1;
+	for (i = 0; i < facts->n; i++) {
+		long r = find_row(facts->c[i].id);
+		size_t one = (size_t)r;
+
+		p = 0;
+		if (r < 0)
+			missing++;
+		else if (model_predict_rows(&p, m, ds->d, &one, 1))
+			die("predict");
+		pv[i] = p;
+		kv[i] = r < 0 ? 0 : ds->keyword[r];
+	}
+	pct_rank(pr, pv, facts->n);
+	pct_rank(kr, kv, facts->n);
 	for (i = 0; i < facts->n; i++) {
 		const struct stable_commit *c = &facts->c[i];
 		int truth = real->c[i].match != STABLE_MATCH_NONE;
 		int tagged = c->cc_stable || c->has_fixes;
-		long r = find_row(c->id);
-		size_t one = (size_t)r;
+		double mix = (pr[i] + kr[i]) / 2;
 
 		ntruth += truth;
 		nun += truth && !tagged;
@@ -227,43 +314,68 @@ static void window(git_repository *repo, struct dataset *ds,
 		nt += tagged;
 		nt_tp += tagged && truth;
 		ndrop += c->dropped;
-		p = 0;
-		if (r < 0)
-			missing++;
-		else if (model_predict_rows(&p, m, ds->d, &one, 1))
-			die("predict");
-		mdl[i].truth = nod[i].truth = kw[i].truth = tm[i].truth = truth;
-		mdl[i].untagged = nod[i].untagged = kw[i].untagged =
-			tm[i].untagged = truth && !tagged;
+		ndrop_tp += c->dropped && truth;
+		if (c->dropped && truth)
+			/* the drop was wrong: say what it judged by */
+			fprintf(stderr, "%s: dropped but backported: %.12s "
+				"(fixes %.12s) %s\n", name, c->id,
+				c->ntargets ? c->targets[0] : "-", c->subject);
+		nk += tagged && !c->dropped;
+		nk_tp += tagged && !c->dropped && truth;
+		npre += pre[i];
+		npre_tp += pre[i] && truth;
+		nfp += stable_tier(c) == 2;
+		nfp_tp += stable_tier(c) == 2 && truth;
+		nfo += stable_tier(c) == 1 && !c->dropped;
+		nfo_tp += stable_tier(c) == 1 && !c->dropped && truth;
+		for (j = 0; j < NRANK; j++) {
+			it[j][i].truth = truth;
+			it[j][i].untagged = truth && !tagged;
+		}
 		/* what the tool knows: a tagged fix is a fix (p = 1) */
-		tm[i].score = c->dropped ? -1 : tagged ? 1 + p : p;
-		nod[i].score = p;
-		mdl[i].score = c->dropped ? -1 : p;
-		kw[i].score = c->dropped ? -1 : r < 0 ? 0 : ds->keyword[r];
+		it[R_TAGS][i].score = tagged ? 1 + pv[i] : pv[i];
+		it[R_TIERED][i].score = stable_tier(c) + pv[i];
+		/* tiers 2 apart: room for the prerequisites, and for the
+		   dropped tagged commits after all kept tagged ones */
+		it[R_DEPS][i].score = stable_tier(c) ? 2 * stable_tier(c) + pv[i]
+				      : pre[i] ? 1 + pv[i] : pv[i];
+		it[R_DEMOTE][i].score = c->dropped && stable_tier(c) ? 1 + pv[i]
+				        : 2 * stable_tier(c) + pv[i];
+		it[R_TAGS_KW][i].score = tagged ? 1 + mix : mix;
+		it[R_MKW][i].score = mix;
+		it[R_NODROP][i].score = pv[i];
+		it[R_MODEL][i].score = pv[i];
+		it[R_KEYWORD][i].score = kv[i];
+		for (j = 0; j < NRANK && c->dropped; j++)
+			if (j != R_NODROP && j != R_DEMOTE)
+				it[j][i].score = -1;
 	}
 	printf("%s,info,%zu,commits,%zu,backported,%zu,untagged,%zu,dropped,"
-	       "%zu,unmined\n", name, facts->n, ntruth, nun, ndrop, missing);
-	printf("%s,cc-stable,set,%zu,%zu,%.4f,%.4f,0,%zu,\n", name, ncc, ncc_tp,
-	       ncc ? (double)ncc_tp / ncc : 0,
-	       ntruth ? (double)ncc_tp / ntruth : 0, nun);
-	printf("%s,tagged,set,%zu,%zu,%.4f,%.4f,0,%zu,\n", name, nt, nt_tp,
-	       nt ? (double)nt_tp / nt : 0, ntruth ? (double)nt_tp / ntruth : 0,
-	       nun);
+	       "%zu,unmined,%zu,dropped_backported\n", name, facts->n, ntruth,
+	       nun, ndrop, missing, ndrop_tp);
+	set_row(name, "cc-stable", ncc, ncc_tp, ntruth, 0, nun);
+	set_row(name, "tagged", nt, nt_tp, ntruth, 0, nun);
+	set_row(name, "tagged-kept", nk, nk_tp, ntruth, 0, nun);
+	set_row(name, "fixes-present", nfp, nfp_tp, ntruth, 0, nun);
+	set_row(name, "fixes-other", nfo, nfo_tp, ntruth, 0, nun);
+	set_row(name, "prerequisites", npre, npre_tp, ntruth, 0, nun);
 	refs[0].name = "cc";
 	refs[0].r = ntruth ? (double)ncc_tp / ntruth : 0;
 	refs[0].p = ncc ? (double)ncc_tp / ncc : 0;
 	refs[1].name = "tagged";
 	refs[1].r = ntruth ? (double)nt_tp / ntruth : 0;
 	refs[1].p = nt ? (double)nt_tp / nt : 0;
-	ranking(name, "model", mdl, facts->n, ntruth, nun, refs, 2);
-	ranking(name, "model-nodrop", nod, facts->n, ntruth, nun, refs, 2);
-	ranking(name, "keyword", kw, facts->n, ntruth, nun, refs, 2);
-	ranking(name, "tags+model", tm, facts->n, ntruth, nun, refs, 2);
+	for (j = 0; j < NRANK; j++)
+		ranking(name, rname[j], it[j], facts->n, ntruth, nun, refs, 2,
+			nt);
 	fflush(stdout);
-	free(mdl);
-	free(nod);
-	free(kw);
-	free(tm);
+	for (j = 0; j < NRANK; j++)
+		free(it[j]);
+	free(pv);
+	free(kv);
+	free(pr);
+	free(kr);
+	free(pre);
 	stable_set_free(facts);
 	stable_set_free(real);
 }

@@ -9,9 +9,13 @@ tag sets as dashed horizontal lines."""
 import csv
 import sys
 
-RANKERS = ["model", "keyword", "tags+model"]
-COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e",
-           "tags+model": "#2ca02c", "cc": "#d62728", "tagged": "#7f7f7f"}
+RANKERS = ["model", "keyword", "model+kw", "tags+model", "tiered",
+           "tags+model+kw", "tiered+deps", "tiered-demote"]
+PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered"]
+COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e", "model+kw": "#8c564b",
+           "tags+model": "#2ca02c", "tiered": "#9467bd",
+           "tags+model+kw": "#17becf", "tiered+deps": "#bcbd22",
+           "tiered-demote": "#e377c2", "cc": "#d62728", "tagged": "#7f7f7f"}
 
 
 def load(path):
@@ -19,11 +23,12 @@ def load(path):
     wins = {}
     for r in rows[1:]:
         w = wins.setdefault(r[0], {"k": {}, "eq": {}, "set": {}, "p50": {},
-                                   "all": {}})
+                                   "all": {}, "at-n": {}})
         if r[1] == "info":
             w["info"] = dict(commits=int(r[2]), backported=int(r[4]),
                              untagged=int(r[6]), dropped=int(r[8]),
-                             unmined=int(r[10]))
+                             unmined=int(r[10]),
+                             dropped_tp=int(r[12]) if len(r) > 12 else 0)
         elif r[2] == "set":
             w["set"][r[1]] = dict(n=int(r[3]), tp=int(r[4]),
                                   p=float(r[5]), r=float(r[6]))
@@ -34,7 +39,7 @@ def load(path):
                     r=float(r[6]), un=int(r[7]), ratio=float(r[9] or 0))
         elif r[2] == "k":
             w["k"].setdefault(r[1], {})[int(r[3])] = int(r[4])
-        elif r[2] in ("p50", "all"):
+        elif r[2] in ("p50", "all", "at-n"):
             w[r[2]][r[1]] = dict(k=int(r[3]), tp=int(r[4]), p=float(r[5]),
                                  r=float(r[6]), un=int(r[7]))
     return wins
@@ -51,40 +56,70 @@ def eq_cell(w, ranker, ref):
     return "%s at k=%d (%.2fx)" % (pct(e["p"]), e["k"], e["ratio"])
 
 
+def pr(st):
+    return "%s / %s" % (pct(st["p"]), pct(st["r"])) if st["n"] else "none"
+
+
 def table(name, wins):
-    out = ["", "#### %s" % name, "",
-           "| window | commits | backported (untagged) | dropped | "
-           "Cc: stable set P / R | tagged set P / R | model P at tagged R "
-           "| keyword P at tagged R | tags+model P at tagged R | "
-           "untagged found: model p>=0.5 / at tagged R |",
-           "|---|---:|---:|---:|---|---|---|---|---|---|"]
-    tot = dict(b=0, u=0, u50=0, ueq=0)
+    """Three tables: the window's facts and tag sets, each ranker's
+    precision at the tagged set's recall (x its precision), and what the
+    lists a maintainer would read find among the untagged backports."""
+    out = ["", "#### %s: windows and tag sets" % name, "",
+           "| window | commits | backported (untagged) | dropped (backported)"
+           " | Cc: stable P / R | tagged P / R | tagged, not dropped P / R "
+           "| best possible vs tagged |",
+           "|---|---:|---:|---:|---|---|---|---:|"]
     for wn, w in wins.items():
         i, s = w["info"], w["set"]
-        cc, tg = s["cc-stable"], s["tagged"]
-        p50 = w["p50"].get("model", w["all"].get("model"))
-        e = w["eq"].get(("model", "tagged"))
-        tot["b"] += i["backported"]
-        tot["u"] += i["untagged"]
-        tot["u50"] += p50["un"] if p50 else 0
-        tot["ueq"] += e["un"] if e else 0
-        out.append("| %s | %d | %d (%d) | %d | %s | %s / %s | %s | %s | "
-                   "%s | %s / %s of %d |" % (
-                       wn, i["commits"], i["backported"], i["untagged"],
-                       i["dropped"],
-                       ("%s / %s" % (pct(cc["p"]), pct(cc["r"])))
-                       if cc["n"] else "none tagged",
-                       pct(tg["p"]), pct(tg["r"]),
-                       eq_cell(w, "model", "tagged"),
-                       eq_cell(w, "keyword", "tagged"),
-                       eq_cell(w, "tags+model", "tagged"),
-                       p50["un"] if p50 else "-",
-                       e["un"] if e else "-", i["untagged"]))
+        tg = s["tagged"]
+        out.append("| %s | %d | %d (%d) | %d (%d) | %s | %s | %s | %s |" % (
+            wn, i["commits"], i["backported"], i["untagged"], i["dropped"],
+            i["dropped_tp"], pr(s["cc-stable"]), pr(tg),
+            pr(s["tagged-kept"]) if "tagged-kept" in s else "-",
+            "%.2fx" % (1 / tg["p"]) if tg["p"] else "-"))
+    out += ["", "#### %s: precision at the tagged set's recall" % name, "",
+            "| window | " + " | ".join(RANKERS) + " |",
+            "|---|" + "---|" * len(RANKERS)]
+    for wn, w in wins.items():
+        out.append("| %s | %s |" % (wn, " | ".join(
+            eq_cell(w, r, "tagged") for r in RANKERS)))
+    out += ["", "#### %s: untagged backports found" % name, "",
+            "| window | untagged | model p>=0.5: found / list / P | "
+            "tags+model list (tags, then p>=0.5): found / list / P | "
+            "tiered at k = tagged set size: found / P | "
+            "tags+model+kw at k = tagged: found / P | "
+            "tiered+deps at k = tagged: found / P |",
+            "|---|---:|---|---|---|---|---|"]
+    tot = {}
+    for wn, w in wins.items():
+        i = w["info"]
+        cells = []
+        for r, kind in (("model", "p50"), ("tags+model", "p50"),
+                        ("tiered", "at-n"), ("tags+model+kw", "at-n"),
+                        ("tiered+deps", "at-n")):
+            e = w[kind].get(r) or (w["all"].get(r) if kind == "p50"
+                                   else None)
+            t = tot.setdefault((r, kind), [0, 0, 0])
+            if not e:
+                cells.append("-")
+                continue
+            t[0] += e["un"]
+            t[1] += e["k"]
+            t[2] += e["tp"]
+            cells.append("%d / %d / %s" % (e["un"], e["k"], pct(e["p"]))
+                         if kind == "p50" else
+                         "%d / %s" % (e["un"], pct(e["p"])))
+        out.append("| %s | %d | %s |" % (wn, i["untagged"],
+                                        " | ".join(cells)))
+    nun = sum(w["info"]["untagged"] for w in wins.values())
+    nb = sum(w["info"]["backported"] for w in wins.values())
+    out.append("| all | %d | %s |" % (nun, " | ".join(
+        ("%d / %d / %s" % (t[0], t[1], pct(t[2] / t[1] if t[1] else 0))
+         if kind == "p50" else "%d / %s" % (
+             t[0], pct(t[2] / t[1] if t[1] else 0)))
+        for (r, kind), t in tot.items())))
     out.append("")
-    out.append("%s: %d backported, %d of them untagged; the model's "
-               "p(fix) >= 0.5 list holds %d of the untagged, its list cut "
-               "at the tagged set's recall %d." % (
-                   name, tot["b"], tot["u"], tot["u50"], tot["ueq"]))
+    out.append("%s: %d backported, %d of them untagged." % (name, nb, nun))
     return out
 
 
@@ -114,7 +149,7 @@ def svg(repos, path):
          '<rect width="100%" height="100%" fill="white"/>']
     for n, (name, wins) in enumerate(repos):
         y0 = n * 320 + T
-        kmax = max(k for r in RANKERS for k, _ in pooled(wins, r) or [(10, 0)])
+        kmax = max(k for r in PLOT for k, _ in pooled(wins, r) or [(10, 0)])
         pw = W - L - R
 
         def X(k):
@@ -141,7 +176,7 @@ def svg(repos, path):
         o.append('<text x="%.1f" y="%.1f" text-anchor="middle">k</text>' %
                  (L + pw / 2, Y(0) + 30))
         ly = y0 + 10
-        for r in RANKERS:
+        for r in PLOT:
             pts = pooled(wins, r)
             if not pts:
                 continue
