@@ -41,10 +41,10 @@ int smtpsim_make_cert(const char *dir, const char *name)
 
 static void run_sink(const char *py, const char *script, const char *dir,
 		     const char *tls, const char *cert, const char *key,
-		     const char *auth)
+		     const char *auth, const char *refuse)
 {
 	char maildir[300], portfile[300];
-	const char *argv[16];
+	const char *argv[20];
 	int n = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -72,6 +72,10 @@ static void run_sink(const char *py, const char *script, const char *dir,
 		argv[n++] = "--auth";
 		argv[n++] = auth;
 	}
+	if (refuse) {
+		argv[n++] = "--refuse";
+		argv[n++] = refuse;
+	}
 	argv[n] = NULL;
 	execv(py, (char *const *)argv);
 	_exit(127);
@@ -91,12 +95,11 @@ static int read_port(const char *path)
 	return port;
 }
 
-int smtpsim_start(struct smtpsim *s, const char *tls, const char *cert,
-		  const char *key, const char *auth)
+int smtpsim_spawn(struct smtpsim *s, const char *tls, const char *cert,
+		  const char *key, const char *auth, const char *refuse)
 {
-	char script[1200], portfile[300];
+	char script[1200];
 	const char *py = getenv("PT_PYTHON");
-	int i;
 
 	memset(s, 0, sizeof(*s));
 	if (!py || !*py)
@@ -106,12 +109,13 @@ int smtpsim_start(struct smtpsim *s, const char *tls, const char *cert,
 		 pwsim_data_dir());
 	if (access(py, X_OK) || access(script, R_OK))
 		return 77;
+	snprintf(s->scheme, sizeof(s->scheme), "%s",
+		 strcmp(tls, "smtps") ? "smtp" : "smtps");
 	snprintf(s->dir, sizeof(s->dir), "/tmp/pt-smtpsim-XXXXXX");
 	if (!mkdtemp(s->dir)) {
 		s->dir[0] = '\0';
 		return -1;
 	}
-	snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
 	fflush(NULL);
 	s->pid = fork();
 	if (s->pid < 0) {
@@ -119,8 +123,17 @@ int smtpsim_start(struct smtpsim *s, const char *tls, const char *cert,
 		return -1;
 	}
 	if (s->pid == 0)
-		run_sink(py, script, s->dir, tls, cert, key, auth);
-	for (i = 0; i < 400 && s->port <= 0; i++) {
+		run_sink(py, script, s->dir, tls, cert, key, auth, refuse);
+	return 0;
+}
+
+int smtpsim_wait(struct smtpsim *s)
+{
+	char portfile[300];
+	int i;
+
+	snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
+	for (i = 0; i < 400 && s->pid > 0; i++) {
 		struct timespec ts = { 0, 25 * 1000 * 1000 };
 
 		s->port = read_port(portfile);
@@ -134,9 +147,17 @@ int smtpsim_start(struct smtpsim *s, const char *tls, const char *cert,
 	}
 	if (s->port <= 0)
 		return -1;
-	snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%d",
-		 strcmp(tls, "smtps") ? "smtp" : "smtps", s->port);
+	snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%d", s->scheme,
+		 s->port);
 	return 0;
+}
+
+int smtpsim_start(struct smtpsim *s, const char *tls, const char *cert,
+		  const char *key, const char *auth, const char *refuse)
+{
+	int rc = smtpsim_spawn(s, tls, cert, key, auth, refuse);
+
+	return rc ? rc : smtpsim_wait(s);
 }
 
 void smtpsim_stop(struct smtpsim *s)

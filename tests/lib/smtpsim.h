@@ -14,6 +14,7 @@ struct smtpsim {
 	int port;
 	char url[64];     /* "smtp://127.0.0.1:PORT" or "smtps://..." */
 	char dir[256];    /* temporary directory (removed by smtpsim_stop) */
+	char scheme[8];   /* "smtp" or "smtps" */
 };
 
 /*
@@ -24,11 +25,17 @@ int smtpsim_make_cert(const char *dir, const char *name);
 
 /*
  * Start the sink.  tls: "none", "starttls" or "smtps"; cert and key: PEM
- * files (needed unless tls is "none"); auth: "USER:PASS" or NULL.
- * Returns 0, 77 when python3 or the sink cannot be found (skip), or -1.
+ * files (needed unless tls is "none"); auth: "USER:PASS" or NULL;
+ * refuse: an address answered 550 at RCPT TO, or NULL.  Returns 0, 77
+ * when python3 or the sink cannot be found (skip), or -1.
+ * smtpsim_spawn and smtpsim_wait are the two halves, so that a test can
+ * start several sinks at once (python takes a while to come up).
  */
 int smtpsim_start(struct smtpsim *s, const char *tls, const char *cert,
-		  const char *key, const char *auth);
+		  const char *key, const char *auth, const char *refuse);
+int smtpsim_spawn(struct smtpsim *s, const char *tls, const char *cert,
+		  const char *key, const char *auth, const char *refuse);
+int smtpsim_wait(struct smtpsim *s);
 void smtpsim_stop(struct smtpsim *s);
 
 /* Messages stored so far (-1 on error). */

@@ -6,11 +6,12 @@ can check recipients as well as headers.
 
 usage: smtpsink.py --dir DIR [--port N] [--tls none|starttls|smtps]
                    [--cert FILE --key FILE] [--auth USER:PASS]
-                   [--port-file FILE]
+                   [--port-file FILE] [--refuse ADDR]...
 
 It prints "port N" on stdout once it accepts connections (and writes N to
 --port-file), then runs until SIGTERM.  With --auth, AUTH PLAIN/LOGIN is
-offered (after STARTTLS when --tls starttls) and required for MAIL FROM.
+offered (after STARTTLS when --tls starttls) and required for MAIL FROM.  Each --refuse ADDR is answered 550 at RCPT TO, as a
+relay does for an address it knows to be dead.
 """
 import argparse
 import os
@@ -26,12 +27,20 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 
 class MaildirHandler:
-    def __init__(self, root):
+    def __init__(self, root, refuse=()):
         self.root = root
+        self.refuse = {a.lower() for a in refuse}
         self.count = 0
         self.lock = threading.Lock()
         for sub in ("tmp", "new", "cur", "envelope"):
             os.makedirs(os.path.join(root, sub), exist_ok=True)
+
+    async def handle_RCPT(self, server, session, envelope, address,
+                          rcpt_options):
+        if address.lower() in self.refuse:
+            return "550 5.1.1 <%s>: mailbox unavailable" % address
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
@@ -107,9 +116,10 @@ def main():
     ap.add_argument("--key")
     ap.add_argument("--auth")
     ap.add_argument("--port-file")
+    ap.add_argument("--refuse", action="append", default=[])
     args = ap.parse_args()
 
-    handler = MaildirHandler(args.dir)
+    handler = MaildirHandler(args.dir, args.refuse)
     ctl = None
     for _ in range(20):
         port = args.port or free_port()
