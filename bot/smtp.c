@@ -137,6 +137,16 @@ int smtp_send_cb(const struct smtp_opts *o, const char *from,
 	curl_easy_setopt(h, CURLOPT_URL, o->url);
 	curl_easy_setopt(h, CURLOPT_MAIL_FROM, mf.ptr);
 	curl_easy_setopt(h, CURLOPT_MAIL_RCPT, to);
+	/*
+	 * One address the relay refuses (a maintainer who left) must not
+	 * cost everyone else the message: curl goes on with the accepted
+	 * ones and fails only when none is.
+	 */
+#if LIBCURL_VERSION_NUM >= 0x080200
+	curl_easy_setopt(h, CURLOPT_MAIL_RCPT_ALLOWFAILS, 1L);
+#else
+	curl_easy_setopt(h, CURLOPT_MAIL_RCPT_ALLLOWFAILS, 1L);
+#endif
 	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
 	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
 	curl_easy_setopt(h, CURLOPT_READDATA, &u);
