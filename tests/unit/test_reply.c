@@ -1394,6 +1394,38 @@ static void test_refused_recipient_others_get_it(void **state)
 	patch_free(p);
 }
 
+/* Without a Fixes: tag the note shows the one blame suggested, if any. */
+static void test_stable_note_suggests_fixes(void **state)
+{
+	struct patch *p = load("pwm-1.eml");
+	struct reply_in in = risk_in(0.7);
+	struct reply_out out;
+	struct smtp_opts o;
+	char *msg, *env, *flat;
+
+	(void)state;
+	in.kind = "stable";
+	in.suggested_fixes = "Fixes: 0123456789ab (\"pwm: acme: add the "
+			     "driver\")";
+	smtp_opts(&o, "plain");
+	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
+	assert_int_equal(out.status, REPLY_SENT);
+	one_message(&E.plain, &msg, &env);
+	assert_non_null(strstr(msg, "\r\n  Cc: stable@vger.kernel.org\r\n"
+				    "  Fixes: 0123456789ab (\"pwm: acme: add "
+				    "the driver\")\r\n\r\n"));
+	assert_null(strstr(msg, "<sha1>"));
+	flat = check_body(msg);
+	assert_non_null(strstr(flat, "tag and no Fixes: tag."));
+	assert_non_null(strstr(flat, "(git blame); please check it."));
+	free(flat);
+	free(msg);
+	free(env);
+	reply_out_clear(&out);
+	smtp_opts_clear(&o);
+	patch_free(p);
+}
+
 /* ---- 5. TLS and AUTH -------------------------------------------------- */
 
 static int send_with(const char *conf, struct reply_out *out)
@@ -1504,6 +1536,7 @@ int main(void)
 		T(test_refused_recipient_others_get_it),
 		T(test_long_headers_folded),
 		T(test_stable_note_only_without_cc_stable),
+		T(test_stable_note_suggests_fixes),
 		T(test_starttls_verified_and_auth),
 		T(test_starttls_required),
 		T(test_smtps_verified),
