@@ -1426,6 +1426,73 @@ static void test_stable_note_suggests_fixes(void **state)
 	patch_free(p);
 }
 
+/*
+ * smtp_send itself: lines that start with a dot (curl stuffs them, the
+ * server unstuffs) and 8-bit text arrive byte for byte; a lone "." in
+ * the body does not end the message early.
+ */
+static void test_smtp_send_dot_lines_intact(void **state)
+{
+	static const char msg_text[] =
+		"From: bot@pt.example\r\n"
+		"To: a@pt.example\r\n"
+		"Subject: dots\r\n"
+		"\r\n"
+		".\r\n"
+		"..\r\n"
+		".leading dot\r\n"
+		"caf\xc3\xa9 \xe2\x80\x94 8-bit\r\n"
+		".\r\n"
+		"last line\r\n";
+	static char *rcpts[] = { "a@pt.example", "b@pt.example", NULL };
+	struct smtp_opts o;
+	char *msg, *env, *from, *to;
+
+	(void)state;
+	smtp_opts(&o, "plain");
+	assert_int_equal(smtp_send(&o, "bot@pt.example", rcpts, msg_text,
+				   strlen(msg_text)), 0);
+	one_message(&E.plain, &msg, &env);
+	assert_string_equal(msg, msg_text);
+	to = env_rcpts(env, &from);
+	assert_string_equal(from, "bot@pt.example");
+	assert_string_equal(to, "a@pt.example, b@pt.example");
+	free(to);
+	free(from);
+	free(msg);
+	free(env);
+	smtp_opts_clear(&o);
+}
+
+/* What smtp.* settings are refused before anything connects. */
+static void test_smtp_config_errors(void **state)
+{
+	static const struct {
+		const char *smtp, *want;
+	} c[] = {
+		{ "\ttimeout = 5\n", "smtp.url is not set" },
+		{ "\turl = http://127.0.0.1:25\n",
+		  "is not smtp:// or smtps://" },
+		{ "\turl = smtp://127.0.0.1:25\n\tuser = bot\n",
+		  "no smtp.token-file or smtp.password-command" },
+	};
+	struct config *cfg = NULL;
+	struct smtp_opts o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(*c); i++) {
+		assert_int_equal(write_conf("bad", c[i].smtp), 0);
+		assert_int_equal(config_open(&cfg, pathf("%s/bad.conf",
+							 E.dir)), 0);
+		assert_int_equal(smtp_opts_from_config(&o, cfg), PT_EINVAL);
+		if (!strstr(pt_error_last(), c[i].want))
+			fail_msg("'%s' for case %zu", pt_error_last(), i);
+		assert_null(o.url);
+		config_free(cfg);
+	}
+}
+
 /* ---- 5. TLS and AUTH -------------------------------------------------- */
 
 static int send_with(const char *conf, struct reply_out *out)
@@ -1537,6 +1604,8 @@ int main(void)
 		T(test_long_headers_folded),
 		T(test_stable_note_only_without_cc_stable),
 		T(test_stable_note_suggests_fixes),
+		T(test_smtp_send_dot_lines_intact),
+		T(test_smtp_config_errors),
 		T(test_starttls_verified_and_auth),
 		T(test_starttls_required),
 		T(test_smtps_verified),
