@@ -178,12 +178,31 @@ static int push(struct explain_reason **v, size_t *n, size_t *cap,
 	return r->text ? 0 : PT_ENOMEM;
 }
 
+/* |weight|, NaN as 0: qsort needs a total order (glibc's may overrun) */
+static double abs_weight(double w)
+{
+	return isnan(w) ? 0 : fabs(w);
+}
+
 static int cmp_weight(const void *a, const void *b)
 {
-	double x = fabs(((const struct explain_reason *)a)->weight);
-	double y = fabs(((const struct explain_reason *)b)->weight);
+	double x = abs_weight(((const struct explain_reason *)a)->weight);
+	double y = abs_weight(((const struct explain_reason *)b)->weight);
 
 	return x > y ? -1 : x < y;
+}
+
+/* Strongest |contribution| first; ties in index order, for stable output. */
+static int cmp_contrib(const void *a, const void *b)
+{
+	const struct model_contrib *p = a, *q = b;
+	double x = fabs(p->value), y = fabs(q->value);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	if (p->is_sparse != q->is_sparse)
+		return p->is_sparse - q->is_sparse;
+	return p->index < q->index ? -1 : p->index > q->index;
 }
 
 static int text_summary(struct buf *b, const struct model_contrib *c,
@@ -213,7 +232,7 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 	if (rc)
 		return rc;
 	/* strongest text tokens first, so the cap keeps the best ones */
-	qsort(c, nc, sizeof(*c), cmp_weight);
+	qsort(c, nc, sizeof(*c), cmp_contrib);
 	for (i = 0; i < nc && !rc; i++) {
 		const struct model_contrib *k = &c[i];
 

@@ -1,0 +1,145 @@
+/*
+ * test_explain.c - reasons from contributions: a text model trained on
+ * synthetic rows where three tokens carry the label; explain_vec() must
+ * list, for a patch with 150 tokens, exactly the strongest ones by the
+ * model's own contributions (model_explain), strongest first, with the
+ * planted tokens among them, and put the words of each token into its
+ * sentence.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explain.h"
+#include "feat.h"
+#include "metrics.h"
+#include "model.h"
+
+#define NROWS 800
+#define NTOK 150
+#define TEXT_TOKENS 12   /* explain.c lists at most this many tokens */
+
+static struct pt_model *train_text(void)
+{
+	struct model_data *d;
+	struct model_params p;
+	struct pt_model *m = NULL;
+	float tab[FEAT_NTAB];
+	size_t i, j, *idx = calloc(NROWS, sizeof(*idx));
+	uint64_t st = 42;
+
+	assert_non_null(idx);
+	for (j = 0; j < FEAT_NTAB; j++)
+		tab[j] = NAN;
+	assert_int_equal(model_data_new(&d, feat_names(), FEAT_NTAB), 0);
+	for (i = 0; i < NROWS; i++) {
+		struct model_sparse sp[24];
+		size_t n = 0;
+		int t3 = metrics_rand(&st) % 4 == 0;
+		int t11 = metrics_rand(&st) % 4 == 0;
+		int t17 = metrics_rand(&st) % 4 == 0;
+		int y = (t3 || t11) && !t17;
+
+		if (t3)
+			sp[n++] = (struct model_sparse){ 3, 1.0f };
+		if (t11)
+			sp[n++] = (struct model_sparse){ 11, 1.0f };
+		if (t17)
+			sp[n++] = (struct model_sparse){ 17, 1.0f };
+		for (j = 0; j < 12; j++)
+			sp[n++] = (struct model_sparse){
+				(uint32_t)(20 + metrics_rand(&st) % (NTOK - 20)),
+				0.5f };
+		/* occasional label noise keeps every slice two-class */
+		if (metrics_rand(&st) % 20 == 0)
+			y = !y;
+		assert_int_equal(model_data_add(d, tab, sp, n, y, (int64_t)i,
+						10), 0);
+		idx[i] = i;
+	}
+	model_params_default(&p, MODEL_KIND_TEXT);
+	p.task = "fix";
+	assert_int_equal(model_train(&m, d, idx, NROWS, &p), 0);
+	model_data_free(d);
+	free(idx);
+	return m;
+}
+
+static int cmp_abs_desc(const void *a, const void *b)
+{
+	double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+
+	return x > y ? -1 : x < y;
+}
+
+static void test_strongest_tokens(void **state)
+{
+	struct pt_model *m = train_text();
+	struct feat_vec v;
+	struct model_contrib *c;
+	struct explain_reason *r;
+	double bias, bias2, w[NTOK];
+	size_t nc, nr, i, ntext = 0, k;
+	int saw3 = 0, saw11 = 0, saw17 = 0;
+
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	for (i = 0; i < FEAT_NTAB; i++)
+		v.tab[i] = NAN;
+	v.sp = calloc(NTOK, sizeof(*v.sp));
+	v.sp_names = calloc(NTOK, sizeof(*v.sp_names));
+	assert_true(v.sp && v.sp_names);
+	for (i = 0; i < NTOK; i++) {
+		char name[32];
+
+		v.sp[i] = (struct model_sparse){ (uint32_t)i, 0.1f };
+		snprintf(name, sizeof(name), "w:tok%zu", i);
+		v.sp_names[i] = strdup(name);
+	}
+	v.nsp = v.spcap = NTOK;
+
+	assert_int_equal(model_explain(&c, &nc, &bias, m, v.tab, v.sp, v.nsp),
+			 0);
+	assert_int_equal(nc, NTOK);
+	for (i = 0; i < nc; i++)
+		w[i] = c[i].value;
+	free(c);
+	qsort(w, NTOK, sizeof(*w), cmp_abs_desc);
+
+	assert_int_equal(explain_vec(&r, &nr, &bias2, m, &v), 0);
+	assert_true(bias2 == bias);
+	for (i = 0; i < nr; i++) {
+		if (!r[i].is_text)
+			continue;
+		/* the i-th listed token is the i-th strongest contribution */
+		assert_true(fabs(r[i].weight) == fabs(w[ntext]));
+		if (i)
+			assert_true(fabs(r[i].weight) <= fabs(r[i - 1].weight));
+		assert_non_null(strstr(r[i].text, "changelog says 'tok"));
+		k = (size_t)atoi(strstr(r[i].text, "tok") + 3);
+		saw3 |= k == 3;
+		saw11 |= k == 11;
+		saw17 |= k == 17;
+		ntext++;
+	}
+	assert_int_equal(ntext, TEXT_TOKENS);
+	assert_true(saw3 && saw11 && saw17);
+	explain_free(r, nr);
+	feat_vec_free(&v);
+	model_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strongest_tokens),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
