@@ -38,7 +38,6 @@ static int print_json(const struct scorer *s)
 {
 	json_t *j = json_object();
 	size_t t, i;
-	char *text;
 
 	for (t = 0; t < SCORER_NTASKS; t++) {
 		json_t *feats, *toks;
@@ -57,14 +56,7 @@ static int print_json(const struct scorer *s)
 				  "model", model_version(s->model[t]), "bias",
 				  s->bias[t], "features", feats, "text", toks));
 	}
-	json_object_set_new(j, "history", json_boolean(s->have_history));
-	text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
-	json_decref(j);
-	if (!text)
-		return cli_fail("out of memory");
-	puts(text);
-	free(text);
-	return EXIT_OK;
+	return scorer_put_json(j, s, 17);
 }
 
 int cmd_explain(int argc, char **argv, struct cli_ctx *ctx)

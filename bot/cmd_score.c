@@ -42,7 +42,6 @@ static int print_json(const struct scorer *s)
 	json_t *j = json_object(), *models = json_object(),
 	       *reasons = json_object();
 	size_t t, i;
-	char *text;
 
 	for (t = 0; t < SCORER_NTASKS; t++) {
 		json_t *list;
@@ -69,14 +68,7 @@ static int print_json(const struct scorer *s)
 	}
 	json_object_set_new(j, "models", models);
 	json_object_set_new(j, "reasons", reasons);
-	json_object_set_new(j, "history", json_boolean(s->have_history));
-	text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
-	json_decref(j);
-	if (!text)
-		return cli_fail("out of memory");
-	puts(text);
-	free(text);
-	return EXIT_OK;
+	return scorer_put_json(j, s, 6);
 }
 
 int cmd_score(int argc, char **argv, struct cli_ctx *ctx)

@@ -6,6 +6,8 @@
 #include "cmd_scorer.h"
 
 #include <git2.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,20 @@ void scorer_free(struct scorer *s)
 	feat_vec_free(&s->vec);
 	patch_free(s->patch);
 	memset(s, 0, sizeof(*s));
+}
+
+int scorer_put_json(json_t *j, const struct scorer *s, int digits)
+{
+	char *text;
+
+	json_object_set_new(j, "history", json_boolean(s->have_history));
+	text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(digits));
+	json_decref(j);
+	if (!text)
+		return cli_fail("out of memory");
+	puts(text);
+	free(text);
+	return EXIT_OK;
 }
 
 static int load_models(struct scorer *s, struct cli_ctx *ctx)

@@ -39,4 +39,11 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 	       struct cli_ctx *ctx, const char *cmd);
 void scorer_free(struct scorer *s);
 
+/*
+ * Add "history" to j, print it on one line with that many significant
+ * digits for reals, and release it.  Returns an EXIT_* code.
+ */
+struct json_t;
+int scorer_put_json(struct json_t *j, const struct scorer *s, int digits);
+
 #endif
