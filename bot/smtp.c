@@ -43,6 +43,12 @@ int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg)
 		rc = config_get_int(cfg, "smtp.timeout", 60, &o->timeout);
 	if (!rc)
 		rc = config_get_string(cfg, "smtp.user", NULL, &o->user);
+	if (!rc && o->user && !o->starttls && !strncmp(o->url, "smtp://", 7))
+		rc = pt_error_set(PT_EINVAL, "config '%s': smtp.user is set "
+				  "with smtp.starttls = false on '%s': the "
+				  "password would cross the network in clear; "
+				  "use STARTTLS or smtps://",
+				  config_path(cfg), o->url);
 	if (!rc && o->user) {
 		rc = config_read_secret(cfg, "smtp", &o->password);
 		if (rc == PT_ENOTFOUND)

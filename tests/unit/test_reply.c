@@ -1475,6 +1475,9 @@ static void test_smtp_config_errors(void **state)
 		  "is not smtp:// or smtps://" },
 		{ "\turl = smtp://127.0.0.1:25\n\tuser = bot\n",
 		  "no smtp.token-file or smtp.password-command" },
+		{ "\turl = smtp://127.0.0.1:25\n\tuser = bot\n"
+		  "\tstarttls = false\n",
+		  "the password would cross the network in clear" },
 	};
 	struct config *cfg = NULL;
 	struct smtp_opts o;
