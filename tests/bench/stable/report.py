@@ -169,7 +169,8 @@ def svg(repos, path):
                      (L - 5, Y(p) + 4, p * 100))
             o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" '
                      'stroke="#eee"/>' % (L + 1, Y(p), L + pw, Y(p)))
-        step = 50 if kmax <= 400 else 200 if kmax <= 2000 else 500
+        step = (5 if kmax <= 50 else 50 if kmax <= 400 else
+                200 if kmax <= 2000 else 500)
         for k in range(0, kmax + 1, step):
             o.append('<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>'
                      % (X(k), Y(0) + 15, k))
