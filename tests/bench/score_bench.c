@@ -13,6 +13,10 @@
  *            id, so history comes from SQL over earlier commits, the
  *            path a patch arriving by mail takes.
  *
+ * The same patch should get the same scores both ways; a "skew" line per
+ * task gives the median, 90th percentile and maximum of |p(commit) -
+ * p(mail)| over the patches whose subject is unique in both inputs.
+ *
  * Prints one line per input and stage: "<input> <stage> n=N mean_us=..
  * median_us=.. p95_us=.. max_us=..", stages read (parse the mail or diff
  * the commit), features, predict (both models), explain (both), score
@@ -22,6 +26,7 @@
  * "load" line for the models.
  */
 #include <git2.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,12 +51,23 @@ struct timing {
 	size_t n, cap;
 };
 
+struct scored {
+	char *subject;
+	double p[2];
+	int mail_seen;     /* 0, 1, or 2 = more than one mail has it */
+	double mail_p[2];
+};
+
 struct bench {
 	struct pt_model *model[2];
 	struct feat_ctx *fc;
 	struct timing tm;
 	double checksum;   /* keeps the work from being optimised away */
+	struct scored *by_commit;
+	size_t ncommits;
+	int mails;         /* scoring the mails now */
 };
+
 
 static double clock_us(clockid_t id)
 {
@@ -121,13 +137,74 @@ static void timing_print(struct timing *t, const char *input)
 	memset(t, 0, sizeof(*t));
 }
 
+/* Remember the commit's scores, or pair the mail's with them. */
+static void note_scores(struct bench *b, const struct patch *p,
+			const double *prob)
+{
+	const char *subj = p->subject.clean ? p->subject.clean : "";
+	struct scored *s;
+	size_t i;
+
+	if (b->mails) {
+		for (i = 0; i < b->ncommits; i++) {
+			s = &b->by_commit[i];
+			if (s->subject && !strcmp(s->subject, subj)) {
+				s->mail_seen++;
+				memcpy(s->mail_p, prob, sizeof(s->mail_p));
+			}
+		}
+		return;
+	}
+	for (i = 0; i < b->ncommits; i++)
+		if (b->by_commit[i].subject &&
+		    !strcmp(b->by_commit[i].subject, subj)) {
+			free(b->by_commit[i].subject);   /* not unique */
+			b->by_commit[i].subject = NULL;
+			return;
+		}
+	s = realloc(b->by_commit, (b->ncommits + 1) * sizeof(*s));
+	if (!s)
+		return;
+	b->by_commit = s;
+	s = &s[b->ncommits++];
+	memset(s, 0, sizeof(*s));
+	s->subject = strdup(subj);
+	memcpy(s->p, prob, sizeof(s->p));
+}
+
+static void print_skew(struct bench *b)
+{
+	static const char *const tasks[2] = { "fix", "risk" };
+	double *d = calloc(b->ncommits + 1, sizeof(*d));
+	size_t i, k, n;
+
+	for (k = 0; d && k < 2; k++) {
+		for (i = n = 0; i < b->ncommits; i++)
+			if (b->by_commit[i].subject &&
+			    b->by_commit[i].mail_seen == 1)
+				d[n++] = fabs(b->by_commit[i].p[k] -
+					      b->by_commit[i].mail_p[k]);
+		if (!n)
+			continue;
+		qsort(d, n, sizeof(*d), cmp_double);
+		printf("skew %s n=%zu median=%.4f p90=%.4f max=%.4f\n",
+		       tasks[k], n, d[n / 2],
+		       d[(size_t)((double)(n - 1) * 0.9)], d[n - 1]);
+	}
+	free(d);
+	for (i = 0; i < b->ncommits; i++)
+		free(b->by_commit[i].subject);
+	free(b->by_commit);
+}
+
 /* Features, both predictions and both explanations of p; times in v. */
 static int score_one(struct bench *b, const struct patch *p, double *v)
 {
 	struct feat_vec fv;
 	struct explain_reason *why;
 	size_t nwhy, k;
-	double t0, t1, t2, prob, bias, cpu = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+	double t0, t1, t2, prob[2], bias;
+	double cpu = clock_us(CLOCK_PROCESS_CPUTIME_ID);
 	int rc;
 
 	t0 = now_us();
@@ -136,8 +213,9 @@ static int score_one(struct bench *b, const struct patch *p, double *v)
 		return rc;
 	t1 = now_us();
 	for (k = 0; k < 2 && !rc; k++) {
-		rc = model_predict(&prob, b->model[k], fv.tab, fv.sp, fv.nsp);
-		b->checksum += prob;
+		rc = model_predict(&prob[k], b->model[k], fv.tab, fv.sp,
+				   fv.nsp);
+		b->checksum += prob[k];
 	}
 	t2 = now_us();
 	for (k = 0; k < 2 && !rc; k++) {
@@ -152,6 +230,8 @@ static int score_one(struct bench *b, const struct patch *p, double *v)
 	v[ST_EXPL] = now_us() - t2;
 	v[ST_SCORE] = v[ST_FEAT] + v[ST_PRED] + v[ST_EXPL];
 	feat_vec_free(&fv);
+	if (!rc)
+		note_scores(b, p, prob);
 	v[ST_CPU] = clock_us(CLOCK_PROCESS_CPUTIME_ID) - cpu;
 	return rc;
 }
@@ -234,12 +314,14 @@ static int bench_mails(struct bench *b, const char *mbox)
 	struct buf text = BUF_INIT;
 	int rc = pt_read_file(&text, mbox, (size_t)1 << 30);
 
+	b->mails = 1;
 	if (!rc)
 		rc = mbox_foreach(text.ptr, text.len, mail_cb, b);
 	buf_free(&text);
 	if (rc)
 		return die(mbox);
 	timing_print(&b->tm, "mails");
+	print_skew(b);
 	return 0;
 }
 
