@@ -199,6 +199,8 @@ static const char *const migrations[] = {
 	/* 8: scoring/features.c - an author's earlier commits, for a mail */
 	"CREATE INDEX commits_author ON commits (author_id, repo_id,"
 	" commit_date);",
+	/* 9: scoring/features.c - a file's earlier changes, for a mail */
+	"CREATE INDEX commit_files_path ON commit_files (path);",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
