@@ -13,7 +13,8 @@
 
 #define MAINT_MAX_LINES 1000000u
 #define MAINT_MAX_REGEX 512u     /* bytes of one N: regex */
-#define MAINT_MAX_REPEAT 1000u   /* product of its {m,n} bounds */
+#define MAINT_MAX_REGEX_COST 4096u /* its size once regcomp expands it */
+#define MAINT_MAX_REGEX_TOTAL 65536u /* the sum over one file */
 
 static void strv_free(char **v, size_t n)
 {
@@ -165,49 +166,88 @@ static int add_pattern(struct maint_pat **v, size_t *n, const char *val,
 }
 
 /*
- * Whether glibc can compile and run re in reasonable time and memory:
- * a backreference makes regexec exponential ("(.*)(.*)\2\1z"), and
- * nested bounds make regcomp expand them ("((a{255}){255}){100}" wants
- * gigabytes).  Bounds are multiplied whether nested or not: an
- * overestimate, but real N: lines have small ones if any.
+ * Whether glibc can compile and run re in reasonable time and memory.  A
+ * backreference makes regexec exponential ("(.*)(.*)\2\1z").  regcomp
+ * copies what a bound or a '+' applies to ("x{3}" is "xxx", "x+" is
+ * "xx*"), so nested ones multiply: "((a{255}){255}){100}" or an 'a'
+ * followed by 30 '+' want gigabytes.  The size after those copies is
+ * estimated here (an atom 1, a group the sum of its parts, a quantifier
+ * multiplying the last part) and must stay under MAINT_MAX_REGEX_COST;
+ * returned, 0 when over it.
  */
-static int regex_tame(const char *re, size_t len)
+static size_t regex_cost(const char *re, size_t len)
 {
-	size_t i, product = 1;
+	size_t sum[MAINT_MAX_REGEX + 2], last[MAINT_MAX_REGEX + 2];
+	size_t d = 0, i, f;
 	unsigned long m;
 	char *end;
 
 	if (len > MAINT_MAX_REGEX)
 		return 0;
+	sum[0] = last[0] = 0;
 	for (i = 0; i < len; i++) {
+		f = 0; /* a quantifier's factor; 0: an atom */
 		if (re[i] == '\\' && i + 1 < len) {
 			if (re[++i] >= '1' && re[i] <= '9')
 				return 0;
+		} else if (re[i] == '[') {
+			/* a bracket expression is one atom; ']' first is in it */
+			i += i + 1 < len && re[i + 1] == '^';
+			i += i + 1 < len && re[i + 1] == ']';
+			while (i + 1 < len && re[i + 1] != ']')
+				i++;
+			i++;
+		} else if (re[i] == '(') {
+			d++;
+			sum[d] = last[d] = 0;
 			continue;
+		} else if (re[i] == ')' && d) {
+			last[d - 1] = sum[d];
+			sum[d - 1] += sum[d];
+			d--;
+			goto check;
+		} else if (re[i] == '|') {
+			last[d] = 0;
+			continue;
+		} else if (re[i] == '*' || re[i] == '?') {
+			continue;
+		} else if (re[i] == '+') {
+			f = 2;
+		} else if (re[i] == '{' && (isdigit((unsigned char)re[i + 1]) ||
+					   re[i + 1] == ',')) {
+			m = strtoul(re + i + 1, &end, 10);
+			if (*end == ',')
+				m = isdigit((unsigned char)end[1])
+					    ? strtoul(end + 1, &end, 10) : m + 1;
+			if (m > MAINT_MAX_REGEX_COST)
+				return 0;
+			f = m ? m : 1;
+			i = (size_t)(end - re);
 		}
-		if (re[i] != '{')
-			continue;
-		m = strtoul(re + i + 1, &end, 10);
-		if (*end == ',' && isdigit((unsigned char)end[1]))
-			m = strtoul(end + 1, &end, 10);
-		if (m > MAINT_MAX_REPEAT)
-			return 0;
-		product *= m ? m : 1;
-		if (product > MAINT_MAX_REPEAT)
+		if (f) {
+			sum[d] += last[d] * (f - 1);
+			last[d] *= f;
+		} else {
+			sum[d]++;
+			last[d] = 1;
+		}
+check:
+		if (sum[d] > MAINT_MAX_REGEX_COST)
 			return 0;
 	}
-	return 1;
+	return sum[0] + 1;
 }
 
 /*
  * N: is a Perl /x regex: drop unescaped blanks, compile as ERE.  One that
- * does not compile, or is not tame, is left out.
+ * does not compile, costs too much, or would take the file's regexes
+ * past MAINT_MAX_REGEX_TOTAL is left out.
  */
-static int add_regex(struct maint_section *s, const char *val, size_t len,
-		     int seq)
+static int add_regex(struct maint_section *s, size_t *total,
+		     const char *val, size_t len, int seq)
 {
 	struct buf b = BUF_INIT;
-	size_t i;
+	size_t i, cost;
 	int rc = 0;
 
 	for (i = 0; i < len && !rc; i++) {
@@ -221,9 +261,12 @@ static int add_regex(struct maint_section *s, const char *val, size_t len,
 	if (!rc && (grow(&s->n, s->nn, sizeof(*s->n)) ||
 		    grow(&s->nseq, s->nn, sizeof(*s->nseq))))
 		rc = PT_ENOMEM;
-	if (!rc && regex_tame(b.ptr, b.len) &&
-	    !regcomp(&s->n[s->nn], b.ptr, REG_EXTENDED | REG_NOSUB))
+	cost = rc ? 0 : regex_cost(b.ptr, b.len);
+	if (cost && *total + cost <= MAINT_MAX_REGEX_TOTAL &&
+	    !regcomp(&s->n[s->nn], b.ptr, REG_EXTENDED | REG_NOSUB)) {
 		s->nseq[s->nn++] = seq;
+		*total += cost;
+	}
 	buf_free(&b);
 	return rc;
 }
@@ -253,8 +296,9 @@ static int add_person(struct maint_section *s, const char *val, size_t len,
 	return 0;
 }
 
-static int add_entry(struct maint_section *s, char type, const char *val,
-		     size_t len, maint_isdir_fn isdir, void *ctx)
+static int add_entry(struct maint_section *s, size_t *regex_total, char type,
+		     const char *val, size_t len, maint_isdir_fn isdir,
+		     void *ctx)
 {
 	s->nentries++;
 	switch (type) {
@@ -276,7 +320,8 @@ static int add_entry(struct maint_section *s, char type, const char *val,
 					 isdir, ctx)
 			   : 0;
 	case 'N':
-		return len ? add_regex(s, val, len, s->nentries) : 0;
+		return len ? add_regex(s, regex_total, val, len, s->nentries)
+			   : 0;
 	case 'K':
 		return strv_add(&s->keywords, &s->nk, val, len);
 	default:
@@ -308,7 +353,7 @@ static int parse_lines(struct maint *m, const char *text, size_t len,
 		       maint_isdir_fn isdir, void *ctx)
 {
 	const char *p = text, *end = text + len, *name = NULL;
-	size_t nlen = 0, nlines = 0;
+	size_t nlen = 0, nlines = 0, regex_total = 0;
 	int in_run = 0, rc = 0;
 
 	while (p < end && !rc) {
@@ -330,8 +375,9 @@ static int parse_lines(struct maint *m, const char *text, size_t len,
 			     v++)
 				;
 			if (!rc)
-				rc = add_entry(&m->s[m->n - 1], p[0], v,
-					       (size_t)(le - v), isdir, ctx);
+				rc = add_entry(&m->s[m->n - 1], &regex_total,
+					       p[0], v, (size_t)(le - v),
+					       isdir, ctx);
 		} else {
 			const char *q = p;
 

@@ -35,7 +35,7 @@ struct maint_section {
 	char *status;       /* S:, or NULL */
 	struct maint_pat *f, *x;
 	size_t nf, nx;
-	regex_t *n;         /* N: (those that compile) */
+	regex_t *n;         /* N: (those that compile, bounded) */
 	int *nseq;          /* entry index of each N: */
 	size_t nn;
 	int nentries;       /* entry lines seen */

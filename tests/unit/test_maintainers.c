@@ -308,6 +308,37 @@ static void test_wild_regex(void **state)
 	maint_free(m);
 }
 
+/*
+ * Found by fuzz_maintainers (10 minutes in): "N: " followed by a byte
+ * and 125 '+' ran regcomp out of memory, since each '+' copies what it
+ * applies to.  And many N: lines each just under the limit add up: a
+ * file's regexes have a total budget too.
+ */
+static void test_regex_budget(void **state)
+{
+	struct buf b = BUF_INIT;
+	struct maint *m;
+	int i;
+
+	(void)state;
+	buf_addstr(&b, "PLUS\nN:\ta");
+	for (i = 0; i < 130; i++)
+		buf_addch(&b, '+');
+	buf_addstr(&b, "\nN:\tab+c+(de+)+\n");
+	m = parse(b.ptr, NULL);
+	assert_int_equal(m->s[0].nn, 1);
+	maint_free(m);
+	buf_reset(&b);
+	/* ((a{60}){60}) is 3600 after expansion: 18 fit in 65536 */
+	buf_addstr(&b, "MANY\n");
+	for (i = 0; i < 100; i++)
+		buf_addstr(&b, "N:\t((a{60}){60})\n");
+	m = parse(b.ptr, NULL);
+	assert_int_equal(m->s[0].nn, 18);
+	maint_free(m);
+	buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_many_stars),
 		cmocka_unit_test(test_wild_regex),
+		cmocka_unit_test(test_regex_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
