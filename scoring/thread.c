@@ -550,21 +550,30 @@ static int stmt_get(sqlite3_stmt **out, struct thread *t, enum thread_sql id)
 	return 0;
 }
 
-/* Statement id with fmt's arguments bound; the caller steps it and ends
- * it with stmt_end(). */
+static int stmt_vstart(sqlite3_stmt **out, struct thread *t,
+		       enum thread_sql id, const char *fmt, va_list ap)
+{
+	int rc = stmt_get(out, t, id);
+
+	if (!rc)
+		bind_args(*out, 1, fmt, ap);
+	return rc;
+}
+
+/*
+ * Statement id with fmt's arguments bound; the caller steps it and ends
+ * it with stmt_end().
+ */
 static int stmt_start(sqlite3_stmt **out, struct thread *t,
 		      enum thread_sql id, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
 
-	rc = stmt_get(out, t, id);
-	if (rc)
-		return rc;
 	va_start(ap, fmt);
-	bind_args(*out, 1, fmt, ap);
+	rc = stmt_vstart(out, t, id, fmt, ap);
 	va_end(ap);
-	return 0;
+	return rc;
 }
 
 /* Step a started statement once (a row or the end is fine) and end it. */
@@ -581,34 +590,30 @@ static int stmt_run(struct thread *t, sqlite3_stmt *st, const char *what)
 static int stmt_exec(struct thread *t, enum thread_sql id, const char *what,
 		     const char *fmt, ...)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = NULL;
 	va_list ap;
 	int rc;
 
-	rc = stmt_get(&st, t, id);
-	if (rc)
-		return rc;
 	va_start(ap, fmt);
-	bind_args(st, 1, fmt, ap);
+	rc = stmt_vstart(&st, t, id, fmt, ap);
 	va_end(ap);
-	return stmt_run(t, st, what);
+	return rc ? rc : stmt_run(t, st, what);
 }
 
 /* Run statement id for the integer in its first row (0 when no row). */
 static int stmt_i64(struct thread *t, int64_t *out, enum thread_sql id,
 		    const char *what, const char *fmt, ...)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = NULL;
 	va_list ap;
 	int rc;
 
 	*out = 0;
-	rc = stmt_get(&st, t, id);
+	va_start(ap, fmt);
+	rc = stmt_vstart(&st, t, id, fmt, ap);
+	va_end(ap);
 	if (rc)
 		return rc;
-	va_start(ap, fmt);
-	bind_args(st, 1, fmt, ap);
-	va_end(ap);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int64(st, 0);
