@@ -120,7 +120,7 @@ uint32_t feat_hash(const char *ns, const char *tok, size_t len,
 
 enum {
 	Q_COMMIT, Q_FEATURES, Q_REVIEWS, Q_TAG, Q_RELEASE, Q_AUTHOR,
-	Q_REVIEWER, NQ
+	Q_REVIEWER, Q_FILE, Q_AUTHOR_FILES, NQ
 };
 
 static const char *const queries[NQ] = {
@@ -143,6 +143,16 @@ static const char *const queries[NQ] = {
 		       "LEFT JOIN labels l ON l.commit_id = c.id "
 		       "WHERE p.email = ?2 AND t.kind IN (2, 3, 4) AND "
 		       "c.commit_date < ?3 AND c.repo_id = ?1",
+	/* a path's earlier changes, newest first */
+	[Q_FILE] = "SELECT c.id, c.author_id, c.commit_date, f.status, "
+		   "f.old_lines, f.added, f.removed, f.binary, f.uncounted "
+		   "FROM commit_files f JOIN commits c ON c.id = f.commit_id "
+		   "WHERE f.path = ? AND c.repo_id = ? AND c.commit_date < ? "
+		   "ORDER BY c.commit_date DESC, c.seq DESC",
+	[Q_AUTHOR_FILES] = "SELECT c.id, f.path FROM commits c JOIN people p "
+			   "ON p.id = c.author_id JOIN commit_files f ON "
+			   "f.commit_id = c.id WHERE c.repo_id = ? AND "
+			   "p.email = ? AND c.commit_date < ? ORDER BY c.id",
 };
 
 struct feat_ctx {
@@ -253,6 +263,153 @@ static void history_unmined(struct feat_ctx *c, const struct patch *p,
 	}
 	t[FEAT_EXP] = (float)exp;
 	t[FEAT_REXP] = (float)rexp;
+}
+
+#define MAX_FILE_ROWS 20000u   /* earlier changes read per file */
+
+struct ids {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int ids_add(struct ids *s, int64_t id)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		void *np = pt_reallocarray(s->v, cap, sizeof(*s->v));
+
+		if (!np)
+			return PT_ENOMEM;
+		s->v = np;
+		s->cap = cap;
+	}
+	s->v[s->n++] = id;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t ids_unique(struct ids *s)
+{
+	size_t i, m = 0;
+
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_i64);
+	for (i = 0; i < s->n; i++)
+		if (!m || s->v[m - 1] != s->v[i])
+			s->v[m++] = s->v[i];
+	return s->n = m;
+}
+
+static const char *file_path(const struct patch_file *f)
+{
+	return f->old_path ? f->old_path : f->new_path;
+}
+
+/* The top-level directory of a path, "" at the root (NS, SEXP). */
+static size_t top_len(const char *path)
+{
+	const char *sl = strchr(path, '/');
+
+	return sl ? (size_t)(sl - path) : 0;
+}
+
+static int same_top(const struct patch *p, const char *path)
+{
+	size_t i, n = top_len(path);
+
+	for (i = 0; i < p->nfiles; i++) {
+		const char *q = file_path(&p->files[i]);
+
+		if (q && top_len(q) == n && !strncmp(q, path, n))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The file history of a patch that is not mined, as histfeat.c defines
+ * it for mined commits but from the stored file changes dated before
+ * the patch: LT, NDEV, NUC, AGE and SEXP.  Renames are not followed
+ * and addresses are not folded through .mailmap, so a value can differ
+ * from the miner's for the same change; missing would differ more.
+ */
+static int files_unmined(struct feat_ctx *c, const struct patch *p,
+			 int64_t date, float *t)
+{
+	struct ids devs = { 0 }, cms = { 0 };
+	double lt = 0, age = 0;
+	size_t i, nold = 0, rows;
+	int64_t last = -1;
+	unsigned sexp = 0;
+	int rc = 0;
+
+	for (i = 0; i < p->nfiles && !rc; i++) {
+		const struct patch_file *f = &p->files[i];
+		const char *path = file_path(f);
+		sqlite3_stmt *st;
+
+		if (!path || f->status == PATCH_FILE_ADDED)
+			continue;
+		st = q(c, Q_FILE);
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, c->repo_id);
+		sqlite3_bind_int64(st, 3, date);
+		for (rows = 0; !rc && rows < MAX_FILE_ROWS &&
+			       sqlite3_step(st) == SQLITE_ROW; rows++) {
+			if (!rows) {
+				const char *status = (const char *)
+					sqlite3_column_text(st, 3);
+				double d = (double)(date -
+					sqlite3_column_int64(st, 2)) / DAY;
+
+				age += d > 0 ? d : 0;
+				nold++;
+				if (status && *status != 'D' &&
+				    !sqlite3_column_int(st, 7) &&
+				    !sqlite3_column_int(st, 8))
+					lt += sqlite3_column_double(st, 4) +
+					      sqlite3_column_double(st, 5) -
+					      sqlite3_column_double(st, 6);
+			}
+			rc = ids_add(&cms, sqlite3_column_int64(st, 0));
+			if (!rc && sqlite3_column_type(st, 1) != SQLITE_NULL)
+				rc = ids_add(&devs,
+					     sqlite3_column_int64(st, 1));
+		}
+	}
+	if (!rc && p->author.email) {
+		sqlite3_stmt *st = q(c, Q_AUTHOR_FILES);
+
+		sqlite3_bind_int64(st, 1, c->repo_id);
+		sqlite3_bind_text(st, 2, p->author.email, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, date);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(st, 0);
+			const char *path =
+				(const char *)sqlite3_column_text(st, 1);
+
+			if (id != last && path && same_top(p, path)) {
+				sexp++;
+				last = id;
+			}
+		}
+		t[FEAT_SEXP] = (float)sexp;
+	}
+	if (!rc) {
+		t[FEAT_LT] = (float)(lt > 0 ? lt : 0);
+		t[FEAT_NDEV] = (float)ids_unique(&devs);
+		t[FEAT_NUC] = (float)ids_unique(&cms);
+		t[FEAT_AGE] = (float)(nold ? age / (double)nold : 0);
+	}
+	free(devs.v);
+	free(cms.v);
+	return rc;
 }
 
 struct rev_acc {
@@ -1084,8 +1241,10 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 		} else {
 			history_unmined(c, p, out->date, t);
 			reviews_unmined(c, p, out->date, t);
+			rc = files_unmined(c, p, out->date, t);
 		}
-		rc = cycle_asof(c, out->date, t, out);
+		if (!rc)
+			rc = cycle_asof(c, out->date, t, out);
 	}
 	if (!rc)
 		rc = toks_to_vec(&tk, out);

@@ -3,11 +3,11 @@
 # kernel-like history of tests/lib/trained.sh: score --json carries both
 # probabilities, the model versions of the saved manifests and five
 # reasons in words per task; the text form says the same; a commit and
-# the same commit as a mail (git format-patch) get the same p(fix), and
-# a file and stdin the same output; explain --json lists every column
-# the model uses plus the text score, and their contributions plus the
-# base are the uncalibrated log-odds that the manifest's calibration
-# maps to p; training twice on the same data writes the same bytes; bad
+# the same commit as a mail (git format-patch) get the same p(fix) and
+# p(bug) within 0.1, and a file and stdin the same output; explain
+# --json lists every column the model uses plus the text score, and
+# their contributions plus the base are the uncalibrated log-odds that
+# the manifest's calibration maps to p; training twice on the same data writes the same bytes; bad
 # input fails with a message and a non-zero exit.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
@@ -76,15 +76,16 @@ pt score --json --commit "$fixrev" --repo "$repo" > "$tmp/c.json"
 pt score --json "$tmp/fix.eml" > "$tmp/m.json" || fail "score on a mail failed"
 pt score --json - < "$tmp/fix.eml" > "$tmp/stdin.json"
 cmp -s "$tmp/m.json" "$tmp/stdin.json" || fail "score FILE and score - differ"
-# The fix model reads the text and the diff, which a mail carries as
-# the commit does.  p(bug) may differ: a mail has no mined per-file
-# history rows (lines before, developers, age), see features.c.
+# A mail is not mined: its file history comes from SQL over the stored
+# file changes before it (features.c, files_unmined), the same values as
+# the miner's here.  What a mail cannot have (the commit's latency, a
+# reviewer's MAINTAINERS role) may still move p(bug) a little.
 pycheck "$tmp/c.json" "$tmp/m.json" <<'EOF' || fail "mail and commit disagree"
 import json, sys
 c, m = (json.load(open(f)) for f in sys.argv[1:3])
 assert c["models"] == m["models"], (c["models"], m["models"])
 assert abs(c["p_fix"] - m["p_fix"]) < 1e-6, (c["p_fix"], m["p_fix"])
-assert 0 < m["p_bug"] < 1
+assert abs(c["p_bug"] - m["p_bug"]) < 0.1, (c["p_bug"], m["p_bug"])
 EOF
 
 # --- explain: every column, and they add up ----------------------------

@@ -208,8 +208,9 @@ static void mine(struct fx *f, struct db *db)
 	assert_int_equal(mine_run(&res, db, &o), 0);
 }
 
+/* as_mail: forget the commit id, so the patch takes the unmined path */
 static void vec_of(struct feat_vec *v, struct fx *f, struct db *db,
-		   const char *shafile)
+		   const char *shafile, int as_mail)
 {
 	char path[128], sha[64] = "";
 	struct feat_ctx *c;
@@ -230,6 +231,10 @@ static void vec_of(struct feat_vec *v, struct fx *f, struct db *db,
 	assert_int_equal(git_oid_fromstr(&oid, sha), 0);
 	assert_int_equal(git_commit_lookup(&commit, repo, &oid), 0);
 	assert_int_equal(patch_from_commit(&p, repo, commit), 0);
+	if (as_mail) {
+		free(p->commit_id);
+		p->commit_id = NULL;
+	}
 	assert_int_equal(mine_repo_id(&repo_id, db, f->repo), 0);
 	assert_int_equal(feat_ctx_new(&c, db, repo_id), 0);
 	assert_int_equal(feat_compute(v, c, p, NULL, 16, 0), 0);
@@ -258,9 +263,13 @@ static int same_vec(const struct feat_vec *a, const struct feat_vec *b)
 
 static void test_as_of(void **state)
 {
-	struct feat_vec before, after, later;
+	static const enum feat_id hist[] = {
+		FEAT_LT, FEAT_NDEV, FEAT_AGE, FEAT_NUC, FEAT_EXP, FEAT_SEXP,
+	};
+	struct feat_vec before, after, later, mail;
 	struct fx f;
 	struct db *db;
+	size_t i;
 
 	(void)state;
 	git_libgit2_init();
@@ -272,7 +281,7 @@ static void test_as_of(void **state)
 	assert_int_equal(sh(&f, 1), 0);
 	assert_int_equal(db_open(&db, f.db), 0);
 	mine(&f, db);
-	vec_of(&before, &f, db, "x.sha");
+	vec_of(&before, &f, db, "x.sha", 0);
 	/* as of X: after -rc1, 1e6 s later; Ann has one earlier commit */
 	assert_true(before.tab[FEAT_RC] == 1);
 	assert_true(fabsf(before.tab[FEAT_DAYS_TAG] - 1e6f / 86400) < 1e-3);
@@ -284,10 +293,23 @@ static void test_as_of(void **state)
 
 	assert_int_equal(sh(&f, 2), 0);
 	mine(&f, db);
-	vec_of(&after, &f, db, "x.sha");
+	vec_of(&after, &f, db, "x.sha", 0);
 	assert_true(same_vec(&before, &after));
+	/*
+	 * Not mined (a mail): the file history comes from the stored file
+	 * changes dated before it, and is what the miner computed.
+	 */
+	vec_of(&mail, &f, db, "x.sha", 1);
+	for (i = 0; i < sizeof(hist) / sizeof(hist[0]); i++) {
+		if (mail.tab[hist[i]] != before.tab[hist[i]])
+			fprintf(stderr, "%s: mail %g, mined %g\n",
+				feat_name(hist[i]), mail.tab[hist[i]],
+				before.tab[hist[i]]);
+		assert_true(mail.tab[hist[i]] == before.tab[hist[i]]);
+	}
+	feat_vec_free(&mail);
 	/* the later commit sees the fix of Cy's reviewed commit, the tag */
-	vec_of(&later, &f, db, "y.sha");
+	vec_of(&later, &f, db, "y.sha", 0);
 	assert_true(later.tab[FEAT_RC] == 2);
 	assert_true(later.tab[FEAT_EXP] == 2);
 	assert_true(fabsf(later.tab[FEAT_REV_BUGRATE] - 1.5f / 8) < 1e-6);
