@@ -30,6 +30,7 @@
 
 #define RUN_MAX_REASONS 5
 #define RUN_DRAIN_MAX 100000  /* work items per pass (bounded) */
+#define RUN_MAIL_BATCH 500    /* mails per commit while reading a folder */
 
 /* What the configuration file gives; swapped whole on reload. */
 struct run_conf {
@@ -58,6 +59,7 @@ struct run {
 	long imap_backoff;
 	int64_t imap_next_try;
 	int last_source_rc;
+	size_t batch;           /* mails in the open folder transaction */
 	struct run_stats st;
 	struct act act;
 };
@@ -729,15 +731,19 @@ static int split_key(const char *key, char **project, int64_t *id)
 	return *project ? 0 : PT_ENOMEM;
 }
 
-/* A comment on a patch: re-score every series the patch is in. */
-static int work_pw_patch(struct run *r, const char *project, int64_t id)
+/*
+ * A comment on a patch or a cover letter (what: "patches" or "covers"):
+ * re-score every series it belongs to.
+ */
+static int work_pw_parent(struct run *r, const char *project,
+			  const char *what, int64_t id)
 {
 	struct buf path = BUF_INIT;
 	json_t *j = NULL, *series, *it;
 	size_t i;
 	int rc;
 
-	rc = buf_addf(&path, "patches/%lld/", (long long)id);
+	rc = buf_addf(&path, "%s/%lld/", what, (long long)id);
 	if (!rc)
 		rc = pw_get_json(r->c.pw, path.ptr, &j);
 	series = rc ? NULL : json_object_get(j, "series");
@@ -807,29 +813,6 @@ static int poll_patchwork(struct run *r)
 		}
 	}
 	return first;
-}
-
-/* A comment on a cover letter: re-score the cover's series. */
-static int work_pw_cover(struct run *r, const char *project, int64_t id)
-{
-	struct buf path = BUF_INIT;
-	json_t *j = NULL, *series, *it;
-	size_t i;
-	int rc;
-
-	rc = buf_addf(&path, "covers/%lld/", (long long)id);
-	if (!rc)
-		rc = pw_get_json(r->c.pw, path.ptr, &j);
-	series = rc ? NULL : json_object_get(j, "series");
-	json_array_foreach(series, i, it) {
-		json_int_t sid = json_integer_value(json_object_get(it, "id"));
-
-		if (!rc && sid > 0)
-			rc = work_pw_series(r, project, sid);
-	}
-	json_decref(j);
-	buf_free(&path);
-	return rc;
 }
 
 /* ---- the mail path ------------------------------------------------- */
@@ -1005,7 +988,7 @@ static int on_mail(const char *folder, uint32_t uid, const char *msg,
 {
 	struct run *r = ctx;
 	struct thread_result res;
-	int rc;
+	int rc, own;
 
 	rc = thread_add_mail(r->th, msg, len, folder, &res);
 	if (rc) {
@@ -1015,15 +998,40 @@ static int on_mail(const char *folder, uint32_t uid, const char *msg,
 		return 0;
 	}
 	r->st.mails++;
-	rc = db_begin(r->db);
+	rc = db_savepoint(r->db, "mail", &own);
 	if (!rc)
-		rc = after_mail(r, res.message_id, msg, len);
-	if (!rc)
-		rc = db_commit(r->db);
-	if (rc)
-		db_rollback(r->db);
+		rc = db_release(r->db, "mail", own,
+				after_mail(r, res.message_id, msg, len));
 	thread_result_clear(&res);
+	/* the folder's transaction, committed every RUN_MAIL_BATCH mails */
+	if (!rc && ++r->batch >= RUN_MAIL_BATCH) {
+		r->batch = 0;
+		rc = db_commit(r->db);
+		if (!rc)
+			rc = db_begin(r->db);
+	}
 	return rc;
+}
+
+/*
+ * One folder in one transaction (committed in batches by on_mail): the
+ * threading, the raw mail, the queue and the folder's last UID of each
+ * message commit together, and a few commits serve thousands of mails.
+ * What was handled before a failure is kept.
+ */
+static int sync_folder(struct run *r, const char *folder,
+		       struct imap_stats *st)
+{
+	int rc = db_begin(r->db), crc;
+
+	if (rc)
+		return rc;
+	r->batch = 0;
+	rc = imap_sync_folder(r->is, r->db, folder, on_mail, r, st);
+	crc = db_commit(r->db);
+	if (crc)
+		db_rollback(r->db);
+	return rc ? rc : crc;
 }
 
 static void imap_down(struct run *r, int rc)
@@ -1058,8 +1066,7 @@ static int poll_imap(struct run *r)
 		}
 	}
 	for (i = 0; !rc && r->c.imap.folders[i]; i++)
-		rc = imap_sync_folder(r->is, r->db, r->c.imap.folders[i],
-				      on_mail, r, &st);
+		rc = sync_folder(r, r->c.imap.folders[i], &st);
 	if (rc) {
 		imap_down(r, rc);
 		return rc;
@@ -1091,9 +1098,9 @@ static int work_one(struct run *r, const struct store_item *it)
 	if (!rc && !strcmp(it->kind, "pw-series"))
 		rc = work_pw_series(r, project, id);
 	else if (!rc && !strcmp(it->kind, "pw-patch"))
-		rc = work_pw_patch(r, project, id);
+		rc = work_pw_parent(r, project, "patches", id);
 	else if (!rc && !strcmp(it->kind, "pw-cover"))
-		rc = work_pw_cover(r, project, id);
+		rc = work_pw_parent(r, project, "covers", id);
 	else if (!rc)
 		rc = pt_error_set(PT_EINVAL, "unknown work kind '%s'",
 				  it->kind);
