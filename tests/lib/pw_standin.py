@@ -440,6 +440,10 @@ class Store:
             s = self.series_refs.get((project['id'], ref))
             if s and s['version'] == version:
                 return s
+        if not total:
+            # Patchwork's _find_series_by_markers: without an n/m marker
+            # a patch starts a series of its own
+            return None
         for s in self.series:
             if (s['project'] is project and s['submitter'] is author and
                     s['version'] == version and s['total'] == total and
@@ -495,7 +499,7 @@ class Store:
         if not is_comment and diff:
             author = self.person(aname, aaddr)
             series = self.find_series(project, mail, author, version,
-                                      n or 1, date)
+                                      n, date)
             if series and any(p['number'] == x and x is not None
                               for p in series['patches']):
                 series = None
