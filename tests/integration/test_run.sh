@@ -83,6 +83,8 @@ bad = [p["id"] for p in json.load(open(sys.argv[1]))["patches"]
        for c in p["checks"] if c["context"] == "patchtriage-stable" and
        ("Fixes:" in mails[p["msgid"]] or "stable@" in mails[p["msgid"]])]
 sys.exit(1 if bad else 0)' "$tmp/pw1.json" "$tmp/series/mail"
+check "an untagged fix gets the stable check, suggesting the tags" \
+	grep -q 'consider Cc: stable and Fixes' "$tmp/pw1.json"
 n1=$(sent)
 check "replies were sent" [ "$n1" -gt 0 ]
 

@@ -117,8 +117,13 @@ def series(w, r, k, version=1, prev=None):
         psub = subject if n == 1 else f"{sub[0]}: {title[0].format(f=f)} (part {i})"
         nums = f" {i}/{n}" if n > 1 else ""
         trailers = []
+        # a third of the fixes carry no Fixes: tag, as on real lists (the
+        # bot's stable check is for them); no draw, so the stream is kept
+        untagged = k % 3 == 2
         if fix:
-            trailers += [f"Fixes: {r.getrandbits(48):012x} (\"{sub[0]}: add xmit path\")"]
+            bits = r.getrandbits(48)
+            if not untagged:
+                trailers += [f"Fixes: {bits:012x} (\"{sub[0]}: add xmit path\")"]
             if r.random() < 0.3:
                 trailers += ["Reported-by: syzbot+0123456789abcdef@syzkaller.appspotmail.com"]
         trailers += [f"Signed-off-by: {author}"]
