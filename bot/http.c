@@ -349,6 +349,8 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 			 c->o.no_ssl_verify ? 0L : 2L);
 	if (c->o.ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->o.ca_file);
+	if (c->o.ca_file) /* instead of the system store, not beside it */
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
 	if (req->follow) {
 		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
 		curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);

@@ -167,8 +167,11 @@ int smtp_send_cb(const struct smtp_opts *o, const char *from,
 					     : (long)CURLUSESSL_NONE);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, o->ssl_verify ? 1L : 0L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, o->ssl_verify ? 2L : 0L);
-	if (o->ca_file)
+	if (o->ca_file) {
+		/* instead of the system store, not beside it: no CA path */
 		curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	}
 	if (o->user) {
 		curl_easy_setopt(h, CURLOPT_USERNAME, o->user);
 		curl_easy_setopt(h, CURLOPT_PASSWORD,
