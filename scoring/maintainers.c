@@ -15,6 +15,8 @@
 #define MAINT_MAX_REGEX 512u     /* bytes of one N: regex */
 #define MAINT_MAX_REGEX_COST 4096u /* its size once regcomp expands it */
 #define MAINT_MAX_REGEX_TOTAL 65536u /* the sum over one file */
+#define MAINT_MAX_REGEX_NEST 2u  /* quantifiers applied to quantifiers */
+#define MAINT_MAX_REGEX_QUANT 8u /* quantifiers in one regex */
 
 static void strv_free(char **v, size_t n)
 {
@@ -165,77 +167,109 @@ static int add_pattern(struct maint_pat **v, size_t *n, const char *val,
 	return 0;
 }
 
+/* What regex_cost keeps for each open group. */
+struct rx_group {
+	size_t sum;          /* size of the group so far, once expanded */
+	size_t last;         /* of its last part, what a quantifier takes */
+	unsigned nest;       /* deepest nesting of quantifiers in it */
+	unsigned last_nest;  /* of its last part */
+};
+
 /*
- * Whether glibc can compile and run re in reasonable time and memory.  A
- * backreference makes regexec exponential ("(.*)(.*)\2\1z").  regcomp
- * copies what a bound or a '+' applies to ("x{3}" is "xxx", "x+" is
- * "xx*"), so nested ones multiply: "((a{255}){255}){100}" or an 'a'
- * followed by 30 '+' want gigabytes.  The size after those copies is
- * estimated here (an atom 1, a group the sum of its parts, a quantifier
- * multiplying the last part) and must stay under MAINT_MAX_REGEX_COST;
- * returned, 0 when over it.
+ * The factor of the quantifier at re[*i] (1 for '*' and '?', which
+ * regcomp does not copy), moving *i to its end; 0 when there is none.
  */
-static size_t regex_cost(const char *re, size_t len)
+static size_t quantifier(const char *re, size_t *i)
 {
-	size_t sum[MAINT_MAX_REGEX + 2], last[MAINT_MAX_REGEX + 2];
-	size_t d = 0, i, f;
 	unsigned long m;
 	char *end;
 
+	if (re[*i] == '*' || re[*i] == '?')
+		return 1;
+	if (re[*i] == '+')
+		return 2;
+	if (re[*i] != '{' ||
+	    !(isdigit((unsigned char)re[*i + 1]) || re[*i + 1] == ','))
+		return 0;
+	m = strtoul(re + *i + 1, &end, 10);
+	if (*end == ',')
+		m = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &end, 10)
+						   : m + 1;
+	*i = (size_t)(end - re);
+	if (m > MAINT_MAX_REGEX_COST)
+		return MAINT_MAX_REGEX_COST + 1;
+	return m ? m : 1;
+}
+
+/* Move *i to the end of the atom at re[*i]; 0 for a backreference. */
+static int skip_atom(const char *re, size_t len, size_t *i)
+{
+	if (re[*i] == '\\' && *i + 1 < len)
+		return !(re[++*i] >= '1' && re[*i] <= '9');
+	if (re[*i] != '[')
+		return 1;
+	/* a bracket expression; a ']' first is in it */
+	*i += *i + 1 < len && re[*i + 1] == '^';
+	*i += *i + 1 < len && re[*i + 1] == ']';
+	while (*i + 1 < len && re[*i + 1] != ']')
+		++*i;
+	++*i;
+	return 1;
+}
+
+/*
+ * The size of re once regcomp has expanded it, 0 when glibc could not
+ * compile and run it in reasonable time and memory.  A backreference
+ * makes regexec exponential ("(.*)(.*)\2\1z").  regcomp copies what a
+ * bound or a '+' applies to ("x{3}" is "xxx", "x+" is "xx*"), so nested
+ * ones multiply: "((a{255}){255}){100}" or an 'a' and 125 '+' want
+ * gigabytes.  And regexec's states explode with quantifiers over what
+ * can match nothing: nested three deep ("x*+++") or many in a row
+ * ("(x?|y*)+" 15 times takes 7 s and 600 MB), so their nesting and
+ * number are bounded too (MAINTAINERS' own N: lines have a few).  The
+ * size estimate: an atom is 1, a group the sum of its parts, a
+ * quantifier multiplies the last part.
+ */
+static size_t regex_cost(const char *re, size_t len)
+{
+	struct rx_group g[MAINT_MAX_REGEX + 1], *c = g;
+	size_t i, f, nq = 0;
+
 	if (len > MAINT_MAX_REGEX)
 		return 0;
-	sum[0] = last[0] = 0;
+	memset(c, 0, sizeof(*c));
 	for (i = 0; i < len; i++) {
-		f = 0; /* a quantifier's factor; 0: an atom */
-		if (re[i] == '\\' && i + 1 < len) {
-			if (re[++i] >= '1' && re[i] <= '9')
-				return 0;
-		} else if (re[i] == '[') {
-			/* a bracket expression is one atom; ']' first is in it */
-			i += i + 1 < len && re[i + 1] == '^';
-			i += i + 1 < len && re[i + 1] == ']';
-			while (i + 1 < len && re[i + 1] != ']')
-				i++;
-			i++;
-		} else if (re[i] == '(') {
-			d++;
-			sum[d] = last[d] = 0;
+		if (re[i] == '(') {
+			memset(++c, 0, sizeof(*c));
 			continue;
-		} else if (re[i] == ')' && d) {
-			last[d - 1] = sum[d];
-			sum[d - 1] += sum[d];
-			d--;
-			goto check;
+		}
+		if (re[i] == ')' && c > g) {
+			c--;
+			c->sum += c[1].sum;
+			c->last = c[1].sum;
+			c->last_nest = c[1].nest;
 		} else if (re[i] == '|') {
-			last[d] = 0;
-			continue;
-		} else if (re[i] == '*' || re[i] == '?') {
-			continue;
-		} else if (re[i] == '+') {
-			f = 2;
-		} else if (re[i] == '{' && (isdigit((unsigned char)re[i + 1]) ||
-					   re[i + 1] == ',')) {
-			m = strtoul(re + i + 1, &end, 10);
-			if (*end == ',')
-				m = isdigit((unsigned char)end[1])
-					    ? strtoul(end + 1, &end, 10) : m + 1;
-			if (m > MAINT_MAX_REGEX_COST)
+			c->last = c->last_nest = 0;
+		} else if ((f = quantifier(re, &i))) {
+			if (f > MAINT_MAX_REGEX_COST ||
+			    ++c->last_nest > MAINT_MAX_REGEX_NEST ||
+			    ++nq > MAINT_MAX_REGEX_QUANT)
 				return 0;
-			f = m ? m : 1;
-			i = (size_t)(end - re);
-		}
-		if (f) {
-			sum[d] += last[d] * (f - 1);
-			last[d] *= f;
+			c->sum += c->last * (f - 1);
+			c->last *= f;
 		} else {
-			sum[d]++;
-			last[d] = 1;
+			if (!skip_atom(re, len, &i))
+				return 0;
+			c->sum++;
+			c->last = 1;
+			c->last_nest = 0;
 		}
-check:
-		if (sum[d] > MAINT_MAX_REGEX_COST)
+		if (c->last_nest > c->nest)
+			c->nest = c->last_nest;
+		if (c->sum > MAINT_MAX_REGEX_COST)
 			return 0;
 	}
-	return sum[0] + 1;
+	return g[0].sum + 1;
 }
 
 /*

@@ -339,6 +339,29 @@ static void test_regex_budget(void **state)
 	buf_free(&b);
 }
 
+/*
+ * Found by the second 10-minute fuzz_maintainers run: "N: x`*" and 11
+ * '+' (a few bytes around them) made regcomp's epsilon closures run
+ * over 10 s, and "(x?|y*)+" 15 times took regexec 7 s and 600 MB.
+ * Quantifiers may now nest two deep and number 8 in one regex.
+ */
+static void test_regex_quantifiers(void **state)
+{
+	static const char text[] =
+		"NEST\nN:\tx`*+++++++++++\nN:\tx*+\nN:\t((ab)+)+c\n"
+		"N:\t(a*)*?\n"
+		"\nMANY\nN:\t(x?|y*)+(x?|y*)+(x?|y*)+\n"
+		"N:\t(x?|y*)+(x?|y*)+z\n";
+	struct maint *m = parse(text, NULL);
+
+	(void)state;
+	/* x*+ and ((ab)+)+ are two deep; (a*)*? three */
+	assert_int_equal(m->s[0].nn, 2);
+	/* nine quantifiers, then six */
+	assert_int_equal(m->s[1].nn, 1);
+	maint_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_many_stars),
 		cmocka_unit_test(test_wild_regex),
 		cmocka_unit_test(test_regex_budget),
+		cmocka_unit_test(test_regex_quantifiers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
