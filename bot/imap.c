@@ -631,6 +631,10 @@ static int select_folder(struct imap *s, const char *folder)
 	int r;
 
 	r = mailimap_examine(s->h, folder);
+	if (r == MAILIMAP_ERROR_EXAMINE) /* the server said NO */
+		return pt_error_set(PT_ENOTFOUND, "imap '%s': the server "
+				    "refuses to open folder '%s'; does it "
+				    "exist?", s->o->host, folder);
 	if (r != MAILIMAP_NO_ERROR)
 		return pt_error_set(PT_ENET, "imap '%s': cannot open folder "
 				    "'%s' (libetpan error %d)",
@@ -793,8 +797,13 @@ static int sync_all(struct imap *s, struct db *db, imap_msg_cb cb,
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; !rc && s->o->folders[i]; i++)
+	for (i = 0; !rc && s->o->folders[i]; i++) {
 		rc = imap_sync_folder(s, db, s->o->folders[i], cb, ctx, st);
+		if (rc == PT_ENOTFOUND) { /* not there (yet): the others */
+			log_warn("imap: %s", pt_error_last());
+			rc = 0;
+		}
+	}
 	return rc;
 }
 

@@ -59,6 +59,7 @@ struct run {
 	long imap_backoff;
 	int64_t imap_next_try;
 	int last_source_rc;
+	char last_error[512];   /* message of last_source_rc */
 	size_t batch;           /* mails in the open folder transaction */
 	struct run_stats st;
 	struct act act;
@@ -332,6 +333,14 @@ void run_get_stats(const struct run *r, struct run_stats *out)
 {
 	*out = r->st;
 	out->act = r->act.st;
+}
+
+/* A source failed: count it and keep its message for run_loop's return. */
+static void source_error(struct run *r, int rc)
+{
+	r->st.source_errors++;
+	r->last_source_rc = rc;
+	snprintf(r->last_error, sizeof(r->last_error), "%s", pt_error_last());
 }
 
 /* ---- scoring ------------------------------------------------------- */
@@ -803,7 +812,7 @@ static int poll_patchwork(struct run *r)
 		rc = pw_events_poll(r->c.pw, r->db, pc.project, r->c.since,
 				    on_event, &pc, &handled);
 		if (rc) {
-			r->st.source_errors++;
+			source_error(r, rc);
 			log_warn("patchwork: project '%s': %s", pc.project,
 				 pt_error_last());
 			first = first ? first : rc;
@@ -1038,7 +1047,7 @@ static void imap_down(struct run *r, int rc)
 {
 	long max = r->c.imap.backoff_max > 0 ? r->c.imap.backoff_max : 300;
 
-	r->st.source_errors++;
+	source_error(r, rc);
 	log_warn("imap: %s; reconnecting in %lds", pt_error_last(),
 		 r->imap_backoff ? r->imap_backoff : 1);
 	imap_free(r->is);
@@ -1047,14 +1056,13 @@ static void imap_down(struct run *r, int rc)
 	if (r->imap_backoff > max)
 		r->imap_backoff = max;
 	r->imap_next_try = time(NULL) + r->imap_backoff;
-	r->last_source_rc = rc;
 }
 
 static int poll_imap(struct run *r)
 {
 	struct imap_stats st = { 0 };
 	size_t i;
-	int rc = 0;
+	int rc = 0, missing = 0;
 
 	if (!r->is) {
 		if (time(NULL) < r->imap_next_try)
@@ -1065,8 +1073,15 @@ static int poll_imap(struct run *r)
 			return rc;
 		}
 	}
-	for (i = 0; !rc && r->c.imap.folders[i]; i++)
+	for (i = 0; !rc && r->c.imap.folders[i]; i++) {
 		rc = sync_folder(r, r->c.imap.folders[i], &st);
+		if (rc == PT_ENOTFOUND) { /* one folder missing: the others */
+			source_error(r, rc);
+			log_warn("imap: %s", pt_error_last());
+			missing = rc;
+			rc = 0;
+		}
+	}
 	if (rc) {
 		imap_down(r, rc);
 		return rc;
@@ -1075,7 +1090,7 @@ static int poll_imap(struct run *r)
 	if (st.fetched)
 		log_info("imap: %zu new messages (%zu skipped, %zu resyncs)",
 			 st.fetched, st.skipped, st.resyncs);
-	return 0;
+	return missing;
 }
 
 /* ---- the queue ----------------------------------------------------- */
@@ -1220,16 +1235,20 @@ int run_loop(struct run *r, int (*stop)(void))
 	rc = start(r);
 	while (!rc) {
 		r->last_source_rc = 0;
-		src = r->c.pw ? poll_patchwork(r) : 0;
+		if (r->c.pw)
+			poll_patchwork(r);
 		if (r->c.have_imap && !stopping(stop))
-			src = poll_imap(r) ? r->last_source_rc : src;
+			poll_imap(r);
+		src = r->last_source_rc;
 		rc = drain(r, stop);
 		if (!rc)
 			rc = act_flush(&r->act);
 		if (!rc)
 			rc = mark_pass(r);
+		if (!rc && r->o.once && src) /* a source failed: say which */
+			return pt_error_set(src, "%s", r->last_error);
 		if (rc || r->o.once || stopping(stop))
-			return rc ? rc : r->o.once ? src : 0;
+			return rc;
 		if (r->o.run_for && time(NULL) - t0 >= r->o.run_for)
 			return 0;
 		wait_next(r, stop);

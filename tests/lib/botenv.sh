@@ -70,6 +70,8 @@ be_start_standin() { # DIR
 # Each mail into the folder named after its list (List-Id's first label).
 be_deliver_all() { # DIR
 	local f list
+	# every configured folder exists, even one no mail went to yet
+	for list in netdev linux-pwm linux-ext9; do mail_folder "$list"; done
 	for f in "$1"/series/mail/*.eml; do
 		list=$(sed -n 's/^List-Id: .*<\([^.>]*\)\..*/\1/p' "$f" | head -1)
 		mail_deliver "$f" "${list:-INBOX}" || return 1
