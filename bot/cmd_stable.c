@@ -10,11 +10,15 @@
  * rdma-core, that order beats p(fix) alone (docs/EVALUATION.md).  Every
  * tagged candidate is listed; an untagged one when p(fix) >= --threshold.
  * Output: an aligned table, --json, or --mbox in the stable review
- * format.
+ * format.  The candidates are read and scored on --jobs threads, each
+ * with its own repository handle and feature statements, the results
+ * stored by index so the output does not depend on the thread count.
  */
 #include <git2.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +35,12 @@
 #include "cmds.h"
 
 #define NREASONS 3
+#define MAX_JOBS 64          /* --jobs */
+#define DEFAULT_JOBS 2       /* at most this many without --jobs */
 
 struct opts {
 	const char *repo, *range, *branch, *mbox, *version;
-	size_t top;
+	size_t top, jobs;
 	double threshold;
 	int json;
 };
@@ -54,10 +60,22 @@ struct run {
 	struct stable_set *set;
 	struct pt_model *model;
 	struct feat_ctx *fc;
+	struct db *db;       /* for the workers' feature contexts, or NULL */
+	int64_t repo_id;
 	struct cand *c;      /* candidates, ranked */
 	size_t n, shown;
 	char *version;
 };
+
+/* The online CPUs, at most DEFAULT_JOBS. */
+static size_t default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > DEFAULT_JOBS ? DEFAULT_JOBS : (size_t)n;
+}
 
 static int parse(struct opts *o, int argc, char **argv)
 {
@@ -66,6 +84,7 @@ static int parse(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->threshold = 0.5;
+	o->jobs = default_jobs();
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -90,6 +109,12 @@ static int parse(struct opts *o, int argc, char **argv)
 			if (*end || !*v)
 				return cli_usage("stable", "--top needs a "
 						 "number, not '%s'", v);
+		} else if (!strcmp(a, "--jobs")) {
+			o->jobs = strtoul(v, &end, 10);
+			if (*end || !*v || !o->jobs || o->jobs > MAX_JOBS)
+				return cli_usage("stable", "--jobs needs a "
+						 "number from 1 to %d, not "
+						 "'%s'", MAX_JOBS, v);
 		} else if (!strcmp(a, "--threshold")) {
 			o->threshold = strtod(v, &end);
 			if (*end || !*v || o->threshold < 0 ||
@@ -150,26 +175,36 @@ static int open_features(struct run *r, struct cli_ctx *ctx)
 		cli_warn("%s; scoring without history", pt_error_last());
 		db = NULL;
 	}
+	r->db = db;
+	r->repo_id = repo_id;
 	return rc ? rc : feat_ctx_new(&r->fc, db, repo_id);
 }
 
-static int read_patch(struct patch **out, struct run *r, size_t i)
+static int read_patch(struct patch **out, git_repository *repo,
+		      const struct stable_set *set, size_t i)
 {
 	git_commit *c = NULL;
 	git_oid id;
 	int rc;
 
-	git_oid_fromstr(&id, r->set->c[i].id);
-	if (git_commit_lookup(&c, r->repo, &id))
+	git_oid_fromstr(&id, set->c[i].id);
+	if (git_commit_lookup(&c, repo, &id))
 		return pt_error_set(PT_ENOTFOUND, "cannot read commit '%s'",
-				    r->set->c[i].id);
-	rc = patch_from_commit(out, r->repo, c);
+				    set->c[i].id);
+	rc = patch_from_commit(out, repo, c);
 	git_commit_free(c);
 	return rc;
 }
 
+/* What one thread scores with; the model is shared (read only). */
+struct tscore {
+	git_repository *repo;
+	struct feat_ctx *fc;
+};
+
 /* p(fix) of one candidate; with reasons when want_why. */
-static int score(struct cand *c, struct run *r, int want_why)
+static int score(struct cand *c, struct run *r, const struct tscore *s,
+		 int want_why)
 {
 	struct explain_reason *why = NULL;
 	struct patch *p = NULL;
@@ -179,9 +214,9 @@ static int score(struct cand *c, struct run *r, int want_why)
 	int rc;
 
 	memset(&v, 0, sizeof(v));
-	rc = read_patch(&p, r, c->idx);
+	rc = read_patch(&p, s->repo, r->set, c->idx);
 	if (!rc)
-		rc = feat_compute(&v, r->fc, p, NULL, MODEL_HASH_BITS,
+		rc = feat_compute(&v, s->fc, p, NULL, MODEL_HASH_BITS,
 				  want_why ? FEAT_NAMES : 0);
 	if (!rc)
 		rc = model_predict(&c->p, r->model, v.tab, v.sp, v.nsp);
@@ -218,21 +253,132 @@ static int cand_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* The candidates shared by the scoring threads, handed out by index. */
+struct pool {
+	struct run *r;
+	atomic_size_t next;
+	atomic_int stop;
+	pthread_mutex_t lock;   /* guards the first error */
+	size_t err_at;
+	int rc;
+	char *err;
+};
+
+struct worker {
+	struct pool *pool;
+	struct tscore s;
+	pthread_t t;
+	int started;
+};
+
+/* Keep the error of the earliest candidate that failed; stop all. */
+static void pool_fail(struct pool *pl, size_t i, int rc)
+{
+	pthread_mutex_lock(&pl->lock);
+	if (!pl->rc || i < pl->err_at) {
+		free(pl->err);
+		pl->err = pt_strdup(pt_error_last());
+		pl->rc = rc;
+		pl->err_at = i;
+	}
+	pthread_mutex_unlock(&pl->lock);
+	atomic_store(&pl->stop, 1);
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *pl = w->pool;
+	size_t i;
+	int rc;
+
+	while (!atomic_load(&pl->stop)) {
+		i = atomic_fetch_add(&pl->next, 1);
+		if (i >= pl->r->n)
+			break;
+		rc = score(&pl->r->c[i], pl->r, &w->s, 0);
+		if (rc)
+			pool_fail(pl, i, rc);
+	}
+	return NULL;
+}
+
+/* A thread of its own: a repository handle and feature statements. */
+static int worker_start(struct worker *w, struct run *r)
+{
+	int rc = 0;
+
+	if (git_repository_open(&w->s.repo, r->o.repo))
+		rc = pt_error_set(PT_ENOTFOUND, "cannot open repository "
+				  "'%s': %s", r->o.repo, git_error_last() ?
+				  git_error_last()->message : "not found");
+	if (!rc)
+		rc = feat_ctx_new(&w->s.fc, r->db, r->repo_id);
+	if (!rc && pthread_create(&w->t, NULL, work, w))
+		rc = pt_error_set(PT_ERROR, "cannot start a thread to "
+				  "score '%s'", r->o.range);
+	w->started = !rc;
+	return rc;
+}
+
+/* Score r->c[0..n) on o.jobs threads; this one is the first. */
+static int score_all(struct run *r)
+{
+	struct worker *w;
+	struct pool pl;
+	size_t k, nw = r->o.jobs < r->n ? r->o.jobs : r->n;
+	int rc = 0;
+
+	if (!nw)
+		return 0;
+	w = pt_calloc(nw, sizeof(*w));
+	if (!w)
+		return PT_ENOMEM;
+	memset(&pl, 0, sizeof(pl));
+	pl.r = r;
+	atomic_init(&pl.next, 0);
+	atomic_init(&pl.stop, 0);
+	pthread_mutex_init(&pl.lock, NULL);
+	w[0].pool = &pl;
+	w[0].s.repo = r->repo;
+	w[0].s.fc = r->fc;
+	for (k = 1; k < nw && !rc; k++) {
+		w[k].pool = &pl;
+		rc = worker_start(&w[k], r);
+	}
+	if (rc)
+		atomic_store(&pl.stop, 1);
+	work(&w[0]);
+	for (k = 1; k < nw; k++) {
+		if (w[k].started)
+			pthread_join(w[k].t, NULL);
+		feat_ctx_free(w[k].s.fc);
+		git_repository_free(w[k].s.repo);
+	}
+	if (!rc && pl.rc)
+		rc = pt_error_set(pl.rc, "%s", pl.err ? pl.err : "out of "
+				  "memory");
+	free(pl.err);
+	pthread_mutex_destroy(&pl.lock);
+	free(w);
+	return rc;
+}
+
 static int rank(struct run *r)
 {
 	size_t i;
-	int rc = 0;
+	int rc;
 
 	r->c = pt_calloc(r->set->n + 1, sizeof(*r->c));
 	if (!r->c)
 		return PT_ENOMEM;
-	for (i = 0; i < r->set->n && !rc; i++) {
+	for (i = 0; i < r->set->n; i++) {
 		if (!stable_is_candidate(r->set, i))
 			continue;
 		r->c[r->n].idx = i;
-		r->c[r->n].tier = stable_tier(&r->set->c[i]);
-		rc = score(&r->c[r->n++], r, 0);
+		r->c[r->n++].tier = stable_tier(&r->set->c[i]);
 	}
+	rc = score_all(r);
 	if (!rc && r->n)
 		qsort(r->c, r->n, sizeof(*r->c), cand_cmp);
 	for (r->shown = 0; r->shown < r->n; r->shown++)
@@ -246,6 +392,7 @@ static int rank(struct run *r)
 /* Facts and reasons of the shown candidates only. */
 static int detail(struct run *r)
 {
+	const struct tscore main_s = { r->repo, r->fc };
 	unsigned char *sel = pt_calloc(r->set->n + 1, 1);
 	size_t i;
 	int rc = sel ? 0 : PT_ENOMEM;
@@ -254,7 +401,7 @@ static int detail(struct run *r)
 		sel[r->c[i].idx] = 1;
 		rc = stable_check_apply(r->set, r->c[i].idx);
 		if (!rc)
-			rc = score(&r->c[i], r, 1);
+			rc = score(&r->c[i], r, &main_s, 1);
 	}
 	if (!rc)
 		rc = stable_deps(r->set, sel);
@@ -431,7 +578,7 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 {
 	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
 	struct patch *p = NULL;
-	int rc = read_patch(&p, r, r->c[i].idx);
+	int rc = read_patch(&p, r->repo, r->set, r->c[i].idx);
 
 	if (rc)
 		return rc;
@@ -519,6 +666,7 @@ int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
 	so.range = r.o.range;
 	so.branch = r.o.branch;
 	so.no_deps = 1;
+	so.jobs = r.o.jobs;
 	if (!rc)
 		rc = stable_analyse(&r.set, r.repo, &so);
 	r.version = r.o.version ? pt_strdup(r.o.version)

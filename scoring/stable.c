@@ -4,9 +4,12 @@
  * the branch (ancestry, upstream marker lines, patch-id), tagged, applies
  * to (Fixes:/revert targets present in the branch), depends on (earlier
  * candidates whose zero-context hunks overlap), applies cleanly (in-memory
- * cherry-pick) and the blame-based Fixes: suggestion.  Object ids are kept in a small open-addressing map of its
- * own; libgit2 objects are looked up again when needed rather than held.
- * It neither prints nor scores with a model.
+ * cherry-pick) and the blame-based Fixes: suggestion.  The hunks for
+ * depends-on are diffed on opts->jobs threads, each with its own
+ * repository handle, and merged in commit order.  Object ids are kept in
+ * a small open-addressing map of its own; libgit2 objects are looked up
+ * again when needed rather than held.  It neither prints nor scores with
+ * a model.
  */
 #include "stable.h"
 
@@ -14,6 +17,7 @@
 
 #include <ctype.h>
 #include <git2.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -136,6 +140,7 @@ struct stable_priv {
 	struct oidmap sigs;       /* path signature of an unmarked b[] */
 	struct oidmap anc;        /* base's history back to the oldest target */
 	struct changes *rch;      /* files changed by each range commit */
+	size_t jobs;              /* threads for collect_all, >= 1 */
 	struct bcommit *b;
 	size_t nb, bcap;
 	size_t ccap;              /* allocated s->c */
@@ -960,7 +965,8 @@ static int line_cb(const git_diff_delta *d, const git_diff_hunk *hk,
 	return 0;
 }
 
-static int collect_hunks(struct stable_set *s, struct hcollect *h, size_t i)
+static int collect_hunks(struct stable_set *s, git_repository *repo,
+			 struct hcollect *h, size_t i)
 {
 	const struct changes *ch = &s->priv->rch[i];
 	size_t k;
@@ -970,10 +976,113 @@ static int collect_hunks(struct stable_set *s, struct hcollect *h, size_t i)
 	h->added = h->removed = 0;
 	for (k = 0; k < ch->n && !rc; k++) {
 		h->cur = ch->f[k].path;
-		rc = diff_file(s->priv->repo, &ch->f[k], hunk_cb, line_cb, h);
+		rc = diff_file(repo, &ch->f[k], hunk_cb, line_cb, h);
 	}
 	s->c[i].added = h->added;
 	s->c[i].removed = h->removed;
+	return rc;
+}
+
+/* One thread's share: consecutive commits, their hunks in order. */
+struct hjob {
+	struct stable_set *s;
+	git_repository *repo;     /* its own handle (the caller's for 0) */
+	const size_t *todo;
+	size_t n;
+	struct hcollect h;
+	pthread_t t;
+	int started, rc;
+	char *err;                /* the error, copied out of the thread */
+};
+
+static void *hjob_run(void *arg)
+{
+	struct hjob *j = arg;
+	size_t i;
+
+	for (i = 0; i < j->n && !j->rc; i++)
+		j->rc = collect_hunks(j->s, j->repo, &j->h, j->todo[i]);
+	if (j->rc)
+		j->err = pt_strdup(pt_error_last());
+	return NULL;
+}
+
+static int hjob_start(struct hjob *j)
+{
+	const char *path = git_repository_path(j->s->priv->repo);
+
+	if (git_repository_open(&j->repo, path))
+		return git_fail("cannot open repository", path);
+	if (pthread_create(&j->t, NULL, hjob_run, j))
+		return pt_error_set(PT_ERROR, "cannot start a thread to diff "
+				    "in '%s'", path);
+	j->started = 1;
+	return 0;
+}
+
+/* Append j's hunks to h and free them; keep j's error. */
+static int hjob_finish(struct hcollect *h, struct hjob *j, int rc)
+{
+	struct hrec *r;
+
+	if (!rc && j->rc)
+		rc = pt_error_set(j->rc, "%s", j->err ? j->err
+						       : "out of memory");
+	if (!rc && j->h.n) {
+		r = pt_reallocarray(h->r, h->n + j->h.n, sizeof(*r));
+		if (!r)
+			rc = PT_ENOMEM;
+		else {
+			memcpy(r + h->n, j->h.r, j->h.n * sizeof(*r));
+			h->r = r;
+			h->n += j->h.n;
+			h->cap = h->n;
+		}
+	}
+	free(j->h.r);
+	free(j->err);
+	return rc;
+}
+
+/* The hunks of the needed commits in index order, on priv->jobs threads. */
+static int collect_all(struct stable_set *s, struct hcollect *h,
+		       const unsigned char *need)
+{
+	struct hjob *j = NULL;
+	size_t *todo, n = 0, i, k, nj = s->priv->jobs, at = 0;
+	int rc = 0;
+
+	todo = pt_calloc(s->n + 1, sizeof(*todo));
+	for (i = 0; todo && i < s->n; i++)
+		if (need[i])
+			todo[n++] = i;
+	if (nj > n)
+		nj = n ? n : 1;
+	j = todo ? pt_calloc(nj, sizeof(*j)) : NULL;
+	if (!j) {
+		free(todo);
+		return PT_ENOMEM;
+	}
+	for (k = 0; k < nj; k++) {
+		j[k].s = s;
+		j[k].todo = todo + at;
+		j[k].n = (n - at) / (nj - k);
+		at += j[k].n;
+	}
+	j[0].repo = s->priv->repo;
+	for (k = 1; k < nj && !rc; k++)
+		rc = hjob_start(&j[k]);
+	if (!rc)
+		hjob_run(&j[0]);
+	for (k = 0; k < nj; k++) {
+		if (j[k].started)
+			pthread_join(j[k].t, NULL);
+		rc = hjob_finish(h, &j[k], rc);
+		if (k)
+			git_repository_free(j[k].repo);
+	}
+	free(j);
+	free(todo);
 	return rc;
 }
 
@@ -1108,9 +1217,8 @@ int stable_deps(struct stable_set *s, const unsigned char *select)
 	for (i = 0; i < s->n; i++)
 		sel[i] = stable_is_candidate(s, i) && (!select || select[i]);
 	rc = mark_needed(need, s, sel);
-	for (i = 0; i < s->n && !rc; i++)
-		if (need[i])
-			rc = collect_hunks(s, &h, i);
+	if (!rc)
+		rc = collect_all(s, &h, need);
 	if (rc)
 		goto out;
 	if (h.n)
@@ -1270,6 +1378,7 @@ int stable_analyse(struct stable_set **out, struct git_repository *repo,
 		return PT_ENOMEM;
 	}
 	s->priv->repo = repo;
+	s->priv->jobs = opts->jobs ? opts->jobs : 1;
 	rc = analyse(s, opts);
 	if (rc) {
 		stable_set_free(s);

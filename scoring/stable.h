@@ -85,6 +85,8 @@ struct stable_opts {
 	int check_apply;          /* cherry-pick every candidate (slow on big
 				     ranges; see stable_check_apply) */
 	int no_deps;              /* skip the hunk overlap pass */
+	size_t jobs;              /* threads diffing for stable_deps (0: 1),
+				     each with its own repository handle */
 };
 
 struct stable_set {

@@ -286,12 +286,12 @@ static void check_all(struct stable_set *s)
 
 static void test_range(void **state)
 {
-	struct stable_opts o = { "v1..main", "stable", 1, 0 };
-	struct stable_set *s;
+	struct stable_opts o = { "v1..main", "stable", 1, 0, 1 };
+	struct stable_set *s, *t;
 	git_repository *repo;
 	struct stable_commit *c;
 	const char *cands[10];
-	size_t i, n = 0;
+	size_t i, k, n = 0;
 
 	(void)state;
 	build_repo();
@@ -403,6 +403,20 @@ static void test_range(void **state)
 
 	assert_string_equal(stable_match_name(STABLE_MATCH_PATCHID),
 			    "patch-id");
+
+	/* three diffing threads: the same hunks, the deps in the same order */
+	o.jobs = 3;
+	assert_int_equal(stable_analyse(&t, repo, &o), 0);
+	assert_int_equal(t->n, s->n);
+	for (i = 0; i < s->n; i++) {
+		assert_int_equal(t->c[i].added, s->c[i].added);
+		assert_int_equal(t->c[i].removed, s->c[i].removed);
+		assert_int_equal(t->c[i].ndeps, s->c[i].ndeps);
+		for (k = 0; k < s->c[i].ndeps; k++)
+			assert_int_equal(t->c[i].deps[k], s->c[i].deps[k]);
+	}
+	stable_set_free(t);
+	o.jobs = 1;
 	stable_set_free(s);
 
 	/* a range that is already all in the branch has no candidate */
