@@ -84,21 +84,12 @@ static void conf_clear(struct run_conf *c)
 
 static int strv_add_unique(char ***v, size_t *n, const char *s)
 {
-	char **nv;
 	size_t i;
 
 	for (i = 0; i < *n; i++)
 		if (!strcmp((*v)[i], s))
 			return 0;
-	nv = realloc(*v, (*n + 2) * sizeof(*nv));
-	if (!nv)
-		return PT_ENOMEM;
-	*v = nv;
-	nv[*n] = pt_strdup(s);
-	if (!nv[*n])
-		return PT_ENOMEM;
-	nv[++*n] = NULL;
-	return 0;
+	return config_strv_push(v, n, s);
 }
 
 /* patchwork.project and every subsystem's patchwork-project. */
@@ -558,7 +549,8 @@ static int suggest_fixes(struct run *r, struct scored *s)
 {
 	int rc;
 
-	if (!r->c.repo || patch_count_trailers(s->p, TRAILER_FIXES))
+	/* with Fixes: or Cc: stable neither the check nor the note asks */
+	if (!r->c.repo || patch_is_tagged_fix(s->p))
 		return 0;
 	rc = stable_suggest_fixes(&s->fixes, r->c.repo, s->p, NULL);
 	if (rc == PT_ENOTFOUND || rc == PT_EINVAL) {

@@ -214,7 +214,7 @@ void config_strv_free(char **v)
 	free(v);
 }
 
-static int strv_push(char ***v, size_t *n, const char *s)
+int config_strv_push(char ***v, size_t *n, const char *s)
 {
 	char **nv;
 
@@ -241,7 +241,7 @@ int config_get_all(const struct config *c, const char *key, char ***out)
 	if (git_config_multivar_iterator_new(&it, c->cfg, key, NULL) < 0)
 		return git_err("cannot read key", key);
 	while (!rc && git_config_next(&e, it) == 0)
-		rc = strv_push(&v, &n, e->value ? e->value : "");
+		rc = config_strv_push(&v, &n, e->value ? e->value : "");
 	git_config_iterator_free(it);
 	if (!rc && !v) {
 		v = pt_calloc(1, sizeof(*v));
@@ -286,7 +286,7 @@ int config_subsystems(const struct config *c, char ***out)
 		for (seen = 0, i = 0; i < n; i++)
 			seen |= !strcmp(v[i], name);
 		if (!seen)
-			rc = strv_push(&v, &n, name);
+			rc = config_strv_push(&v, &n, name);
 		free(name);
 	}
 	git_config_iterator_free(it);

@@ -32,6 +32,8 @@ int config_get_bool(const struct config *cfg, const char *key, int def,
 /* All values of a multivar (e.g. imap.folder), NULL-terminated. */
 int config_get_all(const struct config *cfg, const char *key, char ***out);
 void config_strv_free(char **v);
+/* Append a copy of s to the n-element vector *v, keeping it NULL-ended. */
+int config_strv_push(char ***v, size_t *n, const char *s);
 
 /* Names of [subsystem "NAME"] sections, NULL-terminated. */
 int config_subsystems(const struct config *cfg, char ***out);
