@@ -14,9 +14,8 @@
 
 #include "daemon.h"
 
-/* Each row of sql as an object with the given column names. */
-static int rows(json_t *arr, struct db *db, const char *sql,
-		const char *const *names, int64_t arg)
+/* Each row of sql as an object keyed by the result's column names. */
+static int rows(json_t *arr, struct db *db, const char *sql, int64_t arg)
 {
 	sqlite3_stmt *st;
 	int rc, step, i, n;
@@ -30,7 +29,7 @@ static int rows(json_t *arr, struct db *db, const char *sql,
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		json_t *o = json_object();
 
-		for (i = 0; o && i < n && names[i]; i++) {
+		for (i = 0; o && i < n; i++) {
 			json_t *v;
 
 			switch (sqlite3_column_type(st, i)) {
@@ -46,7 +45,7 @@ static int rows(json_t *arr, struct db *db, const char *sql,
 				if (!v) /* not UTF-8: keep it readable */
 					v = json_string("(not UTF-8)");
 			}
-			json_object_set_new(o, names[i], v);
+			json_object_set_new(o, sqlite3_column_name(st, i), v);
 		}
 		if (!o || json_array_append_new(arr, o)) {
 			rc = PT_ENOMEM;
@@ -60,10 +59,10 @@ static int rows(json_t *arr, struct db *db, const char *sql,
 }
 
 static int add_rows(json_t *root, const char *key, struct db *db,
-		    const char *sql, const char *const *names, int64_t arg)
+		    const char *sql, int64_t arg)
 {
 	json_t *arr = json_array();
-	int rc = arr ? rows(arr, db, sql, names, arg) : PT_ENOMEM;
+	int rc = arr ? rows(arr, db, sql, arg) : PT_ENOMEM;
 
 	if (!rc && json_object_set_new(root, key, arr))
 		return PT_ENOMEM;
@@ -113,21 +112,35 @@ static int add_kv(json_t *root, struct db *db, const char *key,
 	return rc;
 }
 
+/* Each list of the status: its key and the query whose columns name it. */
+static const struct {
+	const char *key, *sql;
+} lists[] = {
+	{ "patchwork", "SELECT url, project, last_id, last_date, updated"
+		       " FROM pw_positions ORDER BY url, project" },
+	{ "imap", "SELECT account, folder, uidvalidity, last_uid, updated"
+		  " FROM imap_folders ORDER BY account, folder" },
+	{ "queue", "SELECT kind, state, count(*) AS count FROM work_queue"
+		   " WHERE state != 'done' GROUP BY kind, state"
+		   " ORDER BY kind, state" },
+	/* ?1: midnight UTC */
+	{ "actions_today", "SELECT kind, state, count(*) AS count FROM outbox"
+			   " WHERE created >= ?1 GROUP BY kind, state"
+			   " ORDER BY kind, state" },
+	{ "work_errors", "SELECT kind, key, state, attempts, last_error AS"
+			 " error, updated FROM work_queue WHERE last_error"
+			 " IS NOT NULL ORDER BY updated DESC, id DESC"
+			 " LIMIT 10" },
+	{ "action_errors", "SELECT kind, dedupe_key AS key, state, last_error"
+			   " AS error, updated FROM outbox WHERE last_error"
+			   " IS NOT NULL ORDER BY updated DESC, id DESC"
+			   " LIMIT 10" },
+};
+
 int status_collect(json_t **out, struct db *db, const char *state_dir)
 {
-	static const char *const pw[] = { "url", "project", "last_id",
-					  "last_date", "updated", NULL };
-	static const char *const imap[] = { "account", "folder",
-					    "uidvalidity", "last_uid",
-					    "updated", NULL };
-	static const char *const queue[] = { "kind", "state", "count", NULL };
-	static const char *const acts[] = { "kind", "state", "count", NULL };
-	static const char *const werr[] = { "kind", "key", "state",
-					    "attempts", "error", "updated",
-					    NULL };
-	static const char *const oerr[] = { "kind", "key", "state", "error",
-					    "updated", NULL };
 	json_t *root = json_object();
+	size_t i;
 	int rc = root ? 0 : PT_ENOMEM;
 
 	*out = NULL;
@@ -135,42 +148,9 @@ int status_collect(json_t **out, struct db *db, const char *state_dir)
 		rc = add_lock(root, state_dir);
 	if (!rc)
 		rc = add_kv(root, db, "run/last-pass", "last_pass");
-	if (!rc)
-		rc = add_rows(root, "patchwork", db,
-			      "SELECT url, project, last_id, last_date, updated"
-			      " FROM pw_positions ORDER BY url, project",
-			      pw, 0);
-	if (!rc)
-		rc = add_rows(root, "imap", db,
-			      "SELECT account, folder, uidvalidity, last_uid,"
-			      " updated FROM imap_folders ORDER BY account,"
-			      " folder",
-			      imap, 0);
-	if (!rc)
-		rc = add_rows(root, "queue", db,
-			      "SELECT kind, state, count(*) FROM work_queue"
-			      " WHERE state != 'done' GROUP BY kind, state"
-			      " ORDER BY kind, state",
-			      queue, 0);
-	if (!rc)
-		rc = add_rows(root, "actions_today", db,
-			      "SELECT kind, state, count(*) FROM outbox WHERE"
-			      " created >= ?1 GROUP BY kind, state ORDER BY"
-			      " kind, state",
-			      acts, utc_midnight());
-	if (!rc)
-		rc = add_rows(root, "work_errors", db,
-			      "SELECT kind, key, state, attempts, last_error,"
-			      " updated FROM work_queue WHERE last_error IS"
-			      " NOT NULL ORDER BY updated DESC, id DESC"
-			      " LIMIT 10",
-			      werr, 0);
-	if (!rc)
-		rc = add_rows(root, "action_errors", db,
-			      "SELECT kind, dedupe_key, state, last_error,"
-			      " updated FROM outbox WHERE last_error IS NOT"
-			      " NULL ORDER BY updated DESC, id DESC LIMIT 10",
-			      oerr, 0);
+	for (i = 0; !rc && i < sizeof(lists) / sizeof(*lists); i++)
+		rc = add_rows(root, lists[i].key, db, lists[i].sql,
+			      utc_midnight());
 	if (rc)
 		json_decref(root);
 	else
