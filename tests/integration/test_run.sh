@@ -20,12 +20,6 @@ cleanup() {
 	[ -n "${PT_KEEP_TMP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
-check() { # DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	pt_checks=$((pt_checks + 1))
-	"$@" || fail "$what"
-}
 
 botenv_models "$tmp" || { echo "FAIL: models" >&2; exit 1; }
 botenv_series "$tmp" 12 || { echo "FAIL: series" >&2; exit 1; }

@@ -28,12 +28,6 @@ cleanup() {
 	[ -n "${PT_KEEP_TMP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
-check() { # DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	pt_checks=$((pt_checks + 1))
-	"$@" || fail "$what"
-}
 sql() { sqlite3 "$tmp/st/state.db" "$1"; }
 
 botenv_models "$tmp" || { echo "FAIL: models" >&2; exit 1; }

@@ -14,6 +14,13 @@ skip() {
 	exit 77
 }
 
+check() { # DESCRIPTION CMD...: CMD must succeed
+	local what=$1
+	shift
+	pt_checks=$((pt_checks + 1))
+	"$@" || fail "$what"
+}
+
 expect_exit() { # CODE CMD...
 	local want=$1 got
 	shift
