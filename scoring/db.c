@@ -201,6 +201,12 @@ static const char *const migrations[] = {
 	" commit_date);",
 	/* 9: scoring/features.c - a file's earlier changes, for a mail */
 	"CREATE INDEX commit_files_path ON commit_files (path);",
+	/* 10: scoring/histfeat.c - past bugs of the files, author, component */
+	"ALTER TABLE features ADD COLUMN file_bugs INTEGER;"
+	"ALTER TABLE features ADD COLUMN file_fixes INTEGER;"
+	"ALTER TABLE features ADD COLUMN author_bugs INTEGER;"
+	"ALTER TABLE features ADD COLUMN comp_changes INTEGER;"
+	"ALTER TABLE features ADD COLUMN comp_bugs INTEGER;",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
