@@ -197,8 +197,8 @@ static const char *const migrations[] = {
 	" message_id TEXT PRIMARY KEY, raw BLOB NOT NULL,"
 	" received INTEGER NOT NULL);",
 	/* 8: scoring/features.c - an author's earlier commits, for a mail */
-	"CREATE INDEX commits_author ON commits (author_id, repo_id,"
-	" commit_date);",
+	("CREATE INDEX commits_author ON commits (author_id, repo_id,"
+	 " commit_date);"),
 	/* 9: scoring/features.c - a file's earlier changes, for a mail */
 	"CREATE INDEX commit_files_path ON commit_files (path);",
 	/* 10: scoring/histfeat.c - past bugs of the files, author, component */

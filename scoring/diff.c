@@ -499,7 +499,7 @@ static int read_hunk(struct dparse *p, struct patch_file *f,
 {
 	unsigned long old = h->old_lines, new = h->new_lines;
 	size_t cap = 0;
-	struct dline l;
+	struct dline l = { 0 };
 	int rc;
 	char k;
 

@@ -50,7 +50,8 @@ enum pt_err {
  */
 int pt_error_set(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-int pt_error_setv(int code, const char *fmt, va_list ap);
+int pt_error_setv(int code, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Prefix the current message with "ctx: " (for adding the input's name). */
 int pt_error_wrap(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -84,7 +85,8 @@ int buf_addstr(struct buf *b, const char *s);
 int buf_addch(struct buf *b, int c);
 int buf_addf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-int buf_addvf(struct buf *b, const char *fmt, va_list ap);
+int buf_addvf(struct buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Drop trailing spaces, tabs, CRs and LFs. */
 void buf_rtrim(struct buf *b);
 void buf_truncate(struct buf *b, size_t len);

@@ -33,6 +33,7 @@ struct fx {
 	struct mine_result res;
 };
 
+__attribute__((format(printf, 1, 2)))
 static int run(const char *fmt, ...)
 {
 	char cmd[1024];

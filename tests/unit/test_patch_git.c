@@ -22,6 +22,7 @@
 static char tmpdir[] = "/tmp/pt-mime-git-XXXXXX";
 static char repodir[300];
 
+__attribute__((format(printf, 1, 2)))
 static int run(const char *fmt, ...)
 {
 	char cmd[4096];
