@@ -207,6 +207,22 @@ static const char *const migrations[] = {
 	"ALTER TABLE features ADD COLUMN author_bugs INTEGER;"
 	"ALTER TABLE features ADD COLUMN comp_changes INTEGER;"
 	"ALTER TABLE features ADD COLUMN comp_bugs INTEGER;",
+	/* 11: scoring/histsum.c - as-of history summaries, for a mail */
+	"CREATE TABLE hist_files ("
+	" repo_id INTEGER NOT NULL, path TEXT NOT NULL, n INTEGER NOT NULL,"
+	" rows BLOB NOT NULL, PRIMARY KEY (repo_id, path));"
+	"CREATE TABLE hist_author_tops ("
+	" repo_id INTEGER NOT NULL, author_id INTEGER NOT NULL,"
+	" top TEXT NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL,"
+	" PRIMARY KEY (repo_id, author_id, top));"
+	"CREATE TABLE hist_reviewers ("
+	" repo_id INTEGER NOT NULL, person_id INTEGER NOT NULL,"
+	" n INTEGER NOT NULL, rows BLOB NOT NULL,"
+	" PRIMARY KEY (repo_id, person_id));"
+	"CREATE TABLE hist_state ("
+	" repo_id INTEGER PRIMARY KEY, tip TEXT, mined_at INTEGER,"
+	" format INTEGER NOT NULL);"
+	"CREATE INDEX tags_date ON tags (repo_id, date, ord);",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
