@@ -78,6 +78,25 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 		return buf_addf(b, "%g %s", x, desc);
 	case FEAT_REV_BUGRATE:
 		return buf_addf(b, "reviewers' past bug rate %.0f%%", 100 * x);
+	case FEAT_FILE_BUGS:
+		return buf_addf(b, "the touched files had %g known bug%s "
+				"before", x, x == 1 ? "" : "s");
+	case FEAT_FILE_FIXES:
+		return buf_addf(b, "the touched files had %g fix%s before", x,
+				x == 1 ? "" : "es");
+	case FEAT_FILE_BUGRATE:
+		return buf_addf(b, "the touched files' past bug rate %.0f%%",
+				100 * x);
+	case FEAT_AUTHOR_BUGS:
+		return buf_addf(b, "the author had %g known bug%s before", x,
+				x == 1 ? "" : "s");
+	case FEAT_AUTHOR_BUGRATE:
+		return buf_addf(b, "the author's past bug rate %.0f%%", 100 * x);
+	case FEAT_COMP_CHANGES:
+		return buf_addf(b, "%g earlier commits to this component", x);
+	case FEAT_COMP_BUGRATE:
+		return buf_addf(b, "this component's past bug rate %.0f%%",
+				100 * x);
 	case FEAT_HAS_FIXES:
 	case FEAT_CC_STABLE:
 	case FEAT_BOT_REPORT:

@@ -147,7 +147,22 @@ enum feat_group {
 	X(C_NEGATIVE, "conv.negative_words", FEAT_G_CONV,                    \
 	  "critical words in replies")                                       \
 	X(HAS_FIXES, "label.fixes_tag", FEAT_G_LABEL, "a Fixes: tag")        \
-	X(CC_STABLE, "label.cc_stable", FEAT_G_LABEL, "Cc: stable")
+	X(CC_STABLE, "label.cc_stable", FEAT_G_LABEL, "Cc: stable")         \
+	X(FILE_BUGS, "hist.file_bugs", FEAT_G_HISTORY,                       \
+	  "earlier changes to the touched files known to be buggy")          \
+	X(FILE_BUGRATE, "hist.file_bug_rate", FEAT_G_HISTORY,                \
+	  "share of earlier changes to the touched files known buggy "       \
+	  "(smoothed)")                                                      \
+	X(FILE_FIXES, "hist.file_fixes", FEAT_G_HISTORY,                     \
+	  "earlier fixes (Fixes:/Cc: stable) to the touched files")          \
+	X(AUTHOR_BUGS, "exp.author_bugs", FEAT_G_EXPERIENCE,                 \
+	  "earlier commits by the author known to be buggy")                 \
+	X(AUTHOR_BUGRATE, "exp.author_bug_rate", FEAT_G_EXPERIENCE,          \
+	  "author's past bug rate (smoothed)")                               \
+	X(COMP_CHANGES, "hist.component_changes", FEAT_G_HISTORY,            \
+	  "earlier commits to the subject's component (as net/mlx5:)")      \
+	X(COMP_BUGRATE, "hist.component_bug_rate", FEAT_G_HISTORY,           \
+	  "past bug rate of the subject's component (smoothed)")
 
 enum feat_id {
 #define FEAT_ENUM(id, name, group, desc) FEAT_##id,

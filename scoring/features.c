@@ -16,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bughist.h"
+
 #define MAX_CODE_LINES 4000u   /* lines of a diff looked at for tokens */
 #define MAX_TOKENS 20000u      /* hashed entries before de-duplication */
 #define REV_PRIOR_RATE 0.1     /* smoothing: prior bug rate of a reviewer */
@@ -159,6 +161,7 @@ struct feat_ctx {
 	struct db *db;
 	int64_t repo_id;
 	sqlite3_stmt *st[NQ];
+	struct bughist *bh;  /* the past-bug columns (bughist.c) */
 };
 
 void feat_ctx_free(struct feat_ctx *c)
@@ -169,6 +172,7 @@ void feat_ctx_free(struct feat_ctx *c)
 		return;
 	for (i = 0; i < NQ; i++)
 		sqlite3_finalize(c->st[i]);
+	bughist_free(c->bh);
 	free(c);
 }
 
@@ -190,6 +194,10 @@ int feat_ctx_new(struct feat_ctx **out, struct db *db, int64_t repo_id)
 			feat_ctx_free(c);
 			return rc;
 		}
+	}
+	if (db && (rc = bughist_new(&c->bh, db, repo_id))) {
+		feat_ctx_free(c);
+		return rc;
 	}
 	*out = c;
 	return 0;
@@ -1238,10 +1246,13 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 		if (id) {
 			history_mined(c, id, t);
 			reviews_mined(c, id, t);
+			bughist_mined(c->bh, id, t);
 		} else {
 			history_unmined(c, p, out->date, t);
 			reviews_unmined(c, p, out->date, t);
 			rc = files_unmined(c, p, out->date, t);
+			if (!rc)
+				rc = bughist_unmined(c->bh, p, out->date, t);
 		}
 		if (!rc)
 			rc = cycle_asof(c, out->date, t, out);

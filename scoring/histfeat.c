@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bughist.h"
 #include "maintainers.h"
 #include "patch.h"
 #include "strmap.h"
@@ -62,9 +63,12 @@ struct hrev {
 	int kind;
 };
 
+struct pstate;
+
 struct hcommit {
 	int64_t id, seq, author, cdate, discovered;
-	int bug;
+	int bug, is_fix;
+	struct pstate *comp; /* the subject's component, or NULL */
 	char sha[GIT_OID_HEXSZ + 1];
 	char maint[GIT_OID_HEXSZ + 1];
 	struct hfile *files;
@@ -85,6 +89,8 @@ struct astate {
 	int64_t *dates;     /* the author's commit dates */
 	int **subs;         /* per commit: subsystem ids, -1 terminated */
 	size_t n;
+	int64_t *bug_dates; /* discovered dates of the author's buggy ones */
+	size_t nbug;
 };
 
 struct pstate {
@@ -105,7 +111,7 @@ struct hctx {
 	int64_t repo_id;
 	struct hcommit *c;
 	size_t n;
-	struct strmap by_id, files, authors, people, subs, emails;
+	struct strmap by_id, files, authors, people, subs, emails, comps;
 	struct mcache cache[MAINT_CACHE];
 	size_t cache_next;
 };
@@ -115,6 +121,9 @@ struct feat {
 	int64_t lt;
 	double entropy, age, rexp;
 	int ndev, nuc, exp, sexp;
+	/* past bugs (bughist.h): known = discovered before this commit */
+	int file_bugs, file_fixes, author_bugs, comp_changes, comp_bugs;
+	int has_author, has_comp;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -174,6 +183,24 @@ static long commit_index(struct hctx *x, int64_t id)
 
 /* ---- loading ------------------------------------------------------------ */
 
+/* The shared record of SUBJECT's component (bughist_component). */
+static int comp_of(struct pstate **out, struct hctx *x, const char *subject)
+{
+	size_t n = bughist_component(subject);
+	struct strmap_entry *e;
+	int rc;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	rc = strmap_put(&e, NULL, &x->comps, subject, n);
+	if (!rc && !e->v.p && !(e->v.p = pt_calloc(1, sizeof(struct pstate))))
+		rc = PT_ENOMEM;
+	if (!rc)
+		*out = e->v.p;
+	return rc;
+}
+
 static int load_commits(struct hctx *x)
 {
 	sqlite3_stmt *st;
@@ -182,7 +209,8 @@ static int load_commits(struct hctx *x)
 	rc = db_prepare(&st, x->db,
 			"SELECT c.id, c.seq, coalesce(c.author_id, 0), "
 			"c.commit_date, c.sha, c.maint_blob, "
-			"coalesce(l.bug, 0), l.discovered FROM commits c "
+			"coalesce(l.bug, 0), l.discovered, "
+			"coalesce(l.is_fix, 0), c.subject FROM commits c "
 			"LEFT JOIN labels l ON l.commit_id = c.id "
 			"WHERE c.repo_id = ? ORDER BY c.seq");
 	if (rc)
@@ -208,10 +236,14 @@ static int load_commits(struct hctx *x)
 		snprintf(c->maint, sizeof(c->maint), "%s", mb ? mb : "");
 		c->bug = sqlite3_column_int(st, 6);
 		c->discovered = sqlite3_column_int64(st, 7);
+		c->is_fix = sqlite3_column_int(st, 8);
 		rc = strmap_put(&e, NULL, &x->by_id,
 				KEY(b, c->id));
 		if (!rc)
 			e->v.i = (int64_t)(x->n - 1);
+		if (!rc)
+			rc = comp_of(&c->comp, x, (const char *)
+				     sqlite3_column_text(st, 9));
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -431,6 +463,31 @@ static int dev_add(struct fstate *s, int64_t author)
 	return 0;
 }
 
+/* Of the earlier changes CMS to the files: known buggy, and fixes. */
+static void file_bugs(struct feat *ft, const struct hctx *x,
+		      const struct hcommit *c, const int64_t *cms, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct hcommit *e = &x->c[cms[i]];
+
+		ft->file_bugs += e->bug && e->discovered < c->cdate;
+		ft->file_fixes += e->is_fix != 0;
+	}
+}
+
+/* Of the discovered dates D[0, n): how many are before DATE. */
+static int known_before(const int64_t *d, size_t n, int64_t date)
+{
+	size_t i;
+	int k = 0;
+
+	for (i = 0; i < n; i++)
+		k += d[i] < date;
+	return k;
+}
+
 /* NDEV, AGE, NUC from the files' state; then record this change. */
 static int file_history(struct feat *ft, struct hctx *x, size_t ci,
 			struct fstate **st)
@@ -461,6 +518,7 @@ static int file_history(struct feat *ft, struct hctx *x, size_t ci,
 		ft->ndev = (int)uniq_i64(devs, nd);
 		ft->nuc = (int)uniq_i64(cms, nc);
 		ft->age = nold ? age / (double)nold : 0.0;
+		file_bugs(ft, x, c, cms, (size_t)ft->nuc);
 	}
 	free(devs);
 	free(cms);
@@ -519,6 +577,17 @@ static int experience(struct feat *ft, struct hctx *x, size_t ci, int *subs)
 	}
 	a = e->v.p;
 	ft->exp = (int)a->n;
+	ft->has_author = 1;
+	ft->author_bugs = known_before(a->bug_dates, a->nbug, c->cdate);
+	if (c->bug) {
+		i = a->nbug;
+		rc = push(&a->bug_dates, &i, sizeof(*a->bug_dates));
+		if (rc) {
+			free(subs);
+			return rc;
+		}
+		a->bug_dates[a->nbug++] = c->discovered;
+	}
 	for (i = 0; i < a->n; i++) {
 		double y = c->cdate > a->dates[i]
 				   ? (double)(c->cdate - a->dates[i]) /
@@ -739,6 +808,27 @@ static int record_reviews(struct hctx *x, struct hcommit *c)
 
 /* ---- the pass ---------------------------------------------------------------- */
 
+/* The component's earlier commits and known bugs; then record this one. */
+static int comp_history(struct feat *ft, const struct hcommit *c)
+{
+	struct pstate *p = c->comp;
+	size_t n;
+
+	if (!p)
+		return 0;
+	ft->has_comp = 1;
+	ft->comp_changes = (int)p->count;
+	ft->comp_bugs = known_before(p->bug_dates, p->nbug, c->cdate);
+	p->count++;
+	if (!c->bug)
+		return 0;
+	n = p->nbug;
+	if (push(&p->bug_dates, &n, sizeof(*p->bug_dates)))
+		return PT_ENOMEM;
+	p->bug_dates[p->nbug++] = c->discovered;
+	return 0;
+}
+
 static int clear_rows(struct hctx *x)
 {
 	static const char *const sql[] = {
@@ -782,6 +872,19 @@ static int write_feat(struct hctx *x, sqlite3_stmt *st, int64_t id,
 	sqlite3_bind_int(st, 12, f->exp);
 	sqlite3_bind_double(st, 13, f->rexp);
 	sqlite3_bind_int(st, 14, f->sexp);
+	sqlite3_bind_int(st, 15, f->file_bugs);
+	sqlite3_bind_int(st, 16, f->file_fixes);
+	if (f->has_author)
+		sqlite3_bind_int(st, 17, f->author_bugs);
+	else
+		sqlite3_bind_null(st, 17);
+	if (f->has_comp) {
+		sqlite3_bind_int(st, 18, f->comp_changes);
+		sqlite3_bind_int(st, 19, f->comp_bugs);
+	} else {
+		sqlite3_bind_null(st, 18);
+		sqlite3_bind_null(st, 19);
+	}
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0
 					      : db_error(x->db, "saving features");
 	sqlite3_reset(st);
@@ -813,8 +916,10 @@ static int run(struct hctx *x)
 
 	rc = db_prepare(&fst, x->db,
 			"INSERT INTO features (commit_id, ns, nd, nf, entropy,"
-			" la, ld, lt, ndev, age, nuc, exp, rexp, sexp) VALUES"
-			" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+			" la, ld, lt, ndev, age, nuc, exp, rexp, sexp,"
+			" file_bugs, file_fixes, author_bugs, comp_changes,"
+			" comp_bugs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+			" ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (!rc)
 		rc = db_prepare(&rst, x->db,
 				"INSERT INTO reviews (commit_id, person_id, "
@@ -832,6 +937,8 @@ static int run(struct hctx *x)
 		struct feat ft;
 
 		rc = kamei(&ft, x, i);
+		if (!rc)
+			rc = comp_history(&ft, c);
 		if (!rc)
 			rc = write_feat(x, fst, c->id, &ft);
 		if (!rc)
@@ -883,8 +990,16 @@ static void free_ctx(struct hctx *x)
 		if (a) {
 			free(a->subs);
 			free(a->dates);
+			free(a->bug_dates);
 			free(a);
 		}
+	}
+	strmap_for_each(&x->comps, e) {
+		struct pstate *p = e->v.p;
+
+		if (p)
+			free(p->bug_dates);
+		free(p);
 	}
 	strmap_for_each(&x->people, e) {
 		struct pstate *p = e->v.p;
@@ -901,6 +1016,7 @@ static void free_ctx(struct hctx *x)
 	strmap_free(&x->people);
 	strmap_free(&x->subs);
 	strmap_free(&x->emails);
+	strmap_free(&x->comps);
 	for (i = 0; i < MAINT_CACHE; i++)
 		maint_free(x->cache[i].m);
 	git_mailmap_free(x->mm);

@@ -4,7 +4,11 @@
  * the model), and the as-of property on a real mined repository: a
  * commit's vector is the same before and after later commits (a fix of
  * an earlier commit its reviewer reviewed, a new tag, more work by its
- * author) are mined, while a later commit does see them.
+ * author) are mined, while a later commit does see them.  The past-bug
+ * columns (bughist.h) have their exact values on that history, a fix
+ * dated after a commit leaves them alone, the mined and the unmined path
+ * agree, and a state mined before they existed gets them on the next
+ * mine run.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bughist.h"
 #include "db.h"
 #include "feat.h"
 #include "history.h"
@@ -171,10 +176,11 @@ static const char script[] =
 	"Signed-off-by: Ann <ann@example.org>\\n' > ../m\n"
 	"c 5000000 Ann ann@example.org\n"
 	"git rev-parse HEAD > ../y.sha\n"
-	"echo '/* again */' >> drivers/net/foo.c\n"
+	"echo 'int bar;' >> drivers/net/foo.c\n"
 	"printf 'net: fix the check\\n\\nFixes: %s (\"net: check foo argument\")"
 	"\\nSigned-off-by: Bob <bob@example.org>\\n' $(cat ../x.sha) > ../m\n"
 	"c 6000000 Bob bob@example.org\n"
+	"git rev-parse HEAD > ../z.sha\n"
 	"fi\n";
 
 struct fx {
@@ -261,12 +267,77 @@ static int same_vec(const struct feat_vec *a, const struct feat_vec *b)
 	       !memcmp(a->sp, b->sp, a->nsp * sizeof(*a->sp));
 }
 
+/* The smoothed rate of bughist.h, written out: prior 0.1 worth 5. */
+static float rate(double bugs, double n)
+{
+	return (float)((bugs + 0.5) / (n + 5));
+}
+
+struct bugs_want {
+	float file_bugs, file_fixes, nuc, author_bugs, exp, comp, comp_bugs;
+};
+
+static void check_bugs(const struct feat_vec *v, const struct bugs_want *w)
+{
+	assert_true(v->tab[FEAT_NUC] == w->nuc);
+	assert_true(v->tab[FEAT_FILE_BUGS] == w->file_bugs);
+	assert_true(v->tab[FEAT_FILE_FIXES] == w->file_fixes);
+	assert_true(fabsf(v->tab[FEAT_FILE_BUGRATE] -
+			  rate(w->file_bugs, w->nuc)) < 1e-6);
+	assert_true(v->tab[FEAT_EXP] == w->exp);
+	assert_true(v->tab[FEAT_AUTHOR_BUGS] == w->author_bugs);
+	assert_true(fabsf(v->tab[FEAT_AUTHOR_BUGRATE] -
+			  rate(w->author_bugs, w->exp)) < 1e-6);
+	assert_true(v->tab[FEAT_COMP_CHANGES] == w->comp);
+	assert_true(fabsf(v->tab[FEAT_COMP_BUGRATE] -
+			  rate(w->comp_bugs, w->comp)) < 1e-6);
+}
+
+static const enum feat_id hist[] = {
+	FEAT_LT, FEAT_NDEV, FEAT_AGE, FEAT_NUC, FEAT_EXP, FEAT_SEXP,
+	FEAT_FILE_BUGS, FEAT_FILE_BUGRATE, FEAT_FILE_FIXES, FEAT_AUTHOR_BUGS,
+	FEAT_AUTHOR_BUGRATE, FEAT_COMP_CHANGES, FEAT_COMP_BUGRATE,
+};
+
+/* The commit in SHAFILE as a mail gets the history the miner computed. */
+static void check_mail(struct fx *f, struct db *db, const char *shafile,
+		       const struct feat_vec *mined)
+{
+	struct feat_vec mail;
+	size_t i;
+
+	vec_of(&mail, f, db, shafile, 1);
+	for (i = 0; i < sizeof(hist) / sizeof(hist[0]); i++) {
+		if (mail.tab[hist[i]] != mined->tab[hist[i]])
+			fprintf(stderr, "%s %s: mail %g, mined %g\n", shafile,
+				feat_name(hist[i]), mail.tab[hist[i]],
+				mined->tab[hist[i]]);
+		assert_true(mail.tab[hist[i]] == mined->tab[hist[i]]);
+	}
+	feat_vec_free(&mail);
+}
+
+static int64_t q_int(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+
+	assert_int_equal(db_prepare(&st, db, sql), 0);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 static void test_as_of(void **state)
 {
-	static const enum feat_id hist[] = {
-		FEAT_LT, FEAT_NDEV, FEAT_AGE, FEAT_NUC, FEAT_EXP, FEAT_SEXP,
-	};
-	struct feat_vec before, after, later, mail;
+	/* X: foo.c changed by 2 (none known buggy yet), Ann's 1, net's 2 */
+	static const struct bugs_want wx = { 0, 0, 2, 0, 1, 2, 0 };
+	/* Y: the rework's fix is known, X's fix is not (dated after Y) */
+	static const struct bugs_want wy = { 1, 1, 4, 0, 2, 4, 1 };
+	/* Z, the fix of X by Bob: X counts from the day after, not Z's */
+	static const struct bugs_want wz = { 1, 1, 5, 1, 2, 5, 1 };
+	struct feat_vec before, after, later, z, refilled;
 	struct fx f;
 	struct db *db;
 	size_t i;
@@ -282,6 +353,7 @@ static void test_as_of(void **state)
 	assert_int_equal(db_open(&db, f.db), 0);
 	mine(&f, db);
 	vec_of(&before, &f, db, "x.sha", 0);
+	check_bugs(&before, &wx);
 	/* as of X: after -rc1, 1e6 s later; Ann has one earlier commit */
 	assert_true(before.tab[FEAT_RC] == 1);
 	assert_true(fabsf(before.tab[FEAT_DAYS_TAG] - 1e6f / 86400) < 1e-3);
@@ -294,25 +366,39 @@ static void test_as_of(void **state)
 	assert_int_equal(sh(&f, 2), 0);
 	mine(&f, db);
 	vec_of(&after, &f, db, "x.sha", 0);
+	/* the rework X changed and X itself are now known buggy, later */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM labels WHERE bug "
+			       "AND discovered > 3000000"), 2);
 	assert_true(same_vec(&before, &after));
+	check_bugs(&after, &wx);
 	/*
 	 * Not mined (a mail): the file history comes from the stored file
 	 * changes dated before it, and is what the miner computed.
 	 */
-	vec_of(&mail, &f, db, "x.sha", 1);
-	for (i = 0; i < sizeof(hist) / sizeof(hist[0]); i++) {
-		if (mail.tab[hist[i]] != before.tab[hist[i]])
-			fprintf(stderr, "%s: mail %g, mined %g\n",
-				feat_name(hist[i]), mail.tab[hist[i]],
-				before.tab[hist[i]]);
-		assert_true(mail.tab[hist[i]] == before.tab[hist[i]]);
-	}
-	feat_vec_free(&mail);
+	check_mail(&f, db, "x.sha", &before);
 	/* the later commit sees the fix of Cy's reviewed commit, the tag */
 	vec_of(&later, &f, db, "y.sha", 0);
 	assert_true(later.tab[FEAT_RC] == 2);
 	assert_true(later.tab[FEAT_EXP] == 2);
 	assert_true(fabsf(later.tab[FEAT_REV_BUGRATE] - 1.5f / 8) < 1e-6);
+	check_bugs(&later, &wy);
+	check_mail(&f, db, "y.sha", &later);
+	vec_of(&z, &f, db, "z.sha", 0);
+	check_bugs(&z, &wz);
+	check_mail(&f, db, "z.sha", &z);
+	feat_vec_free(&z);
+	/* mined before the columns existed: missing, then the next mine */
+	assert_int_equal(db_exec(db, "UPDATE features SET file_bugs = NULL, "
+				 "file_fixes = NULL, author_bugs = NULL, "
+				 "comp_changes = NULL, comp_bugs = NULL"), 0);
+	vec_of(&refilled, &f, db, "y.sha", 0);
+	for (i = FEAT_FILE_BUGS; i <= FEAT_COMP_BUGRATE; i++)
+		assert_true(isnan(refilled.tab[i]));
+	feat_vec_free(&refilled);
+	mine(&f, db);
+	vec_of(&refilled, &f, db, "y.sha", 0);
+	assert_true(same_vec(&later, &refilled));
+	feat_vec_free(&refilled);
 	feat_vec_free(&before);
 	feat_vec_free(&after);
 	feat_vec_free(&later);
@@ -326,10 +412,25 @@ static void test_as_of(void **state)
 	git_libgit2_shutdown();
 }
 
+static void test_component(void **state)
+{
+	(void)state;
+	assert_int_equal(bughist_component("net/mlx5: fix Rx"), 8);
+	assert_int_equal(bughist_component("net: common: x"), 3);
+	assert_int_equal(bughist_component("Revert \"net: x\""), 0);
+	assert_int_equal(bughist_component("fix the build"), 0);
+	assert_int_equal(bughist_component(": x"), 0);
+	assert_int_equal(bughist_component("net:x"), 0);
+	assert_int_equal(bughist_component("net:"), 0);
+	assert_int_equal(bughist_component(""), 0);
+	assert_int_equal(bughist_component(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_patterns_and_text),
+		cmocka_unit_test(test_component),
 		cmocka_unit_test(test_as_of),
 	};
 
