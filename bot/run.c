@@ -61,6 +61,8 @@ struct run {
 	int last_source_rc;
 	char last_error[512];   /* message of last_source_rc */
 	size_t batch;           /* mails in the open folder transaction */
+	sqlite3_stmt *mail_kind; /* after_mail()'s, prepared once */
+	sqlite3_stmt *mail_keep;
 	struct run_stats st;
 	struct act act;
 };
@@ -293,6 +295,8 @@ void run_free(struct run *r)
 	if (!r)
 		return;
 	imap_free(r->is);
+	sqlite3_finalize(r->mail_kind);
+	sqlite3_finalize(r->mail_keep);
 	thread_free(r->th);
 	triage_free(r->tri);
 	conf_clear(&r->c);
@@ -939,6 +943,35 @@ static int work_mail_series(struct run *r, int64_t sid)
 	return rc;
 }
 
+/* Prepare *st from sql the first time; later calls reuse it. */
+static int cached(struct run *r, sqlite3_stmt **st, const char *sql)
+{
+	return *st ? 0 : db_prepare(st, r->db, sql);
+}
+
+/* Keep the raw mail of a patch or cover letter for scoring later. */
+static int keep_raw(struct run *r, const char *msgid, const char *raw,
+		    size_t len)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = cached(r, &r->mail_keep,
+		    "INSERT OR IGNORE INTO mail_raw (message_id, raw,"
+		    " received) VALUES (?, ?, ?)");
+	if (rc)
+		return rc;
+	st = r->mail_keep;
+	sqlite3_bind_text(st, 1, msgid, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 2, raw, (int)len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, time(NULL));
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_error(r->db, "storing raw mail");
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
 /* After threading: keep patch and cover mails, queue complete series. */
 static int after_mail(struct run *r, const char *msgid, const char *raw,
 		      size_t len)
@@ -946,37 +979,28 @@ static int after_mail(struct run *r, const char *msgid, const char *raw,
 	sqlite3_stmt *st;
 	char key[32];
 	int64_t sid = 0;
-	const char *kind = NULL;
-	int rc, done = 0;
+	const char *kind;
+	int rc, done = 0, keep = 0;
 
-	rc = db_prepare(&st, r->db,
-			"SELECT m.kind, m.series_id, s.complete FROM messages m"
-			" LEFT JOIN series s ON s.id = m.series_id"
-			" WHERE m.message_id = ?");
+	rc = cached(r, &r->mail_kind,
+		    "SELECT m.kind, m.series_id, s.complete FROM messages m"
+		    " LEFT JOIN series s ON s.id = m.series_id"
+		    " WHERE m.message_id = ?");
 	if (rc)
 		return rc;
+	st = r->mail_kind;
 	sqlite3_bind_text(st, 1, msgid, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		kind = (const char *)sqlite3_column_text(st, 0);
 		sid = sqlite3_column_int64(st, 1);
 		done = sqlite3_column_int(st, 2);
+		keep = kind && (!strcmp(kind, "patch") ||
+				!strcmp(kind, "cover"));
 	}
-	if (kind && (!strcmp(kind, "patch") || !strcmp(kind, "cover"))) {
-		sqlite3_stmt *ins;
-
-		rc = db_prepare(&ins, r->db,
-				"INSERT OR IGNORE INTO mail_raw (message_id,"
-				" raw, received) VALUES (?, ?, ?)");
-		if (!rc) {
-			sqlite3_bind_text(ins, 1, msgid, -1, SQLITE_STATIC);
-			sqlite3_bind_blob(ins, 2, raw, (int)len, SQLITE_STATIC);
-			sqlite3_bind_int64(ins, 3, time(NULL));
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				rc = db_error(r->db, "storing raw mail");
-			sqlite3_finalize(ins);
-		}
-	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (keep)
+		rc = keep_raw(r, msgid, raw, len);
 	if (!rc && sid > 0 && done) {
 		snprintf(key, sizeof(key), "%lld", (long long)sid);
 		rc = store_enqueue(r->db, "mail-series", key, NULL);
