@@ -88,6 +88,24 @@ assert abs(c["p_fix"] - m["p_fix"]) < 1e-6, (c["p_fix"], m["p_fix"])
 assert abs(c["p_bug"] - m["p_bug"]) < 0.1, (c["p_bug"], m["p_bug"])
 EOF
 
+# The past-bug columns (bughist.c) of the mail, from SQL over the commits
+# dated before it, are the miner's for the commit.
+pt explain --json --commit "$fixrev" --repo "$repo" > "$tmp/ce.json" ||
+	fail "explain --json --commit failed"
+pt explain --json "$tmp/fix.eml" > "$tmp/me.json" || fail "explain on a mail failed"
+pycheck "$tmp/ce.json" "$tmp/me.json" <<'EOF2' || fail "mail and commit past bugs differ"
+import json, sys
+c, m = ({f["feature"]: f["value"] for f in json.load(open(p))["risk"]["features"]}
+        for p in sys.argv[1:3])
+names = ("hist.file_bugs", "hist.file_bug_rate", "hist.file_fixes",
+         "exp.author_bugs", "exp.author_bug_rate", "hist.component_changes",
+         "hist.component_bug_rate")
+for n in names:
+    assert n in c and n in m, (n, sorted(c))
+    assert c[n] is not None and abs(c[n] - m[n]) < 1e-6, (n, c[n], m[n])
+assert any(c[n] > 0 for n in names[:3]), c
+EOF2
+
 # --- explain: every column, and they add up ----------------------------
 pt explain --json --commit "$fixrev" --repo "$repo" > "$tmp/e.json" ||
 	fail "explain --json failed"
