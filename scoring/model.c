@@ -57,6 +57,7 @@ struct pt_model {
 	int64_t t_first, t_last;
 	size_t nrows, npos, nfit, nval, ncal;
 	json_t *metrics;
+	json_t *notes;     /* words about the training data; NULL: none */
 };
 
 /* ---- data ------------------------------------------------------------ */
@@ -249,6 +250,7 @@ void model_free(struct pt_model *m)
 	free(m->iso_x);
 	free(m->iso_y);
 	json_decref(m->metrics);
+	json_decref(m->notes);
 	free(m);
 }
 
@@ -279,6 +281,20 @@ int model_set_metric(struct pt_model *m, const char *name, double value)
 			       ? PT_ENOMEM : 0;
 	return json_object_set_new(m->metrics, name, json_real(value))
 		       ? PT_ENOMEM : 0;
+}
+
+int model_set_note(struct pt_model *m, const char *name, const char *value)
+{
+	if (!m->notes && !(m->notes = json_object()))
+		return PT_ENOMEM;
+	return json_object_set_new(m->notes, name, json_string(value))
+		       ? PT_ENOMEM : 0;
+}
+
+const char *model_note(const struct pt_model *m, const char *name)
+{
+	return m->notes ? json_string_value(json_object_get(m->notes, name))
+			: NULL;
 }
 
 /* ---- the linear part --------------------------------------------------- */
@@ -1389,6 +1405,8 @@ static json_t *manifest(const struct pt_model *m)
 		"standardise", "mean", real_array(m->mean, m->ntab), "sd",
 		real_array(m->sd, m->ntab),
 		"metrics", m->metrics);
+	if (j && m->notes)
+		json_object_set(j, "notes", m->notes);
 	return j;
 }
 
@@ -1576,6 +1594,9 @@ static int parse_manifest(struct pt_model *m, json_t *j, const char *path)
 	m->tab_names = pt_calloc(m->ntab + 1, sizeof(char *));
 	m->tab_use = pt_calloc(m->ntab + 1, 1);
 	m->metrics = json_deep_copy(metrics);
+	if (json_is_object(json_object_get(j, "notes")) &&
+	    !(m->notes = json_deep_copy(json_object_get(j, "notes"))))
+		return PT_ENOMEM;
 	if (!m->task || !m->tab_names || !m->tab_use || !m->metrics)
 		return PT_ENOMEM;
 	for (i = 0; i < m->ntab; i++) {

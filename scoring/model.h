@@ -114,6 +114,13 @@ const char *model_tab_name(const struct pt_model *m, size_t i);
  * numbers there); saved with the model.
  */
 int model_set_metric(struct pt_model *m, const char *name, double value);
+/*
+ * A sentence about the training data (train puts the label regime
+ * there), saved in the manifest's "notes"; model_note() is NULL when
+ * there is none.
+ */
+int model_set_note(struct pt_model *m, const char *name, const char *value);
+const char *model_note(const struct pt_model *m, const char *name);
 
 /* Calibrated probability of one row; tab has model_ntab() values. */
 int model_predict(double *p, const struct pt_model *m, const float *tab,

@@ -238,6 +238,12 @@ static void test_deterministic_save_load(void **state)
 	assert_int_equal(model_train(&m1, d, idx, 1000, &p), 0);
 	assert_int_equal(model_train(&m2, d, idx, 1000, &p), 0);
 	assert_string_equal(model_version(m1), model_version(m2));
+	/* a note about the data travels with the model */
+	assert_null(model_note(m1, "label_regime"));
+	assert_int_equal(model_set_note(m1, "label_regime", "rows before "
+					"2017-07-01 left out"), 0);
+	assert_int_equal(model_set_note(m2, "label_regime", "rows before "
+					"2017-07-01 left out"), 0);
 	assert_int_equal(model_save(m1, a), 0);
 	assert_int_equal(model_save(m2, b), 0);
 	/* saving again replaces the directory */
@@ -254,6 +260,9 @@ static void test_deterministic_save_load(void **state)
 	}
 	assert_int_equal(model_load(&m3, a), 0);
 	assert_string_equal(model_version(m3), model_version(m1));
+	assert_string_equal(model_note(m3, "label_regime"),
+			    "rows before 2017-07-01 left out");
+	assert_null(model_note(m3, "other"));
 	for (i = 1000; i < 1010; i++) {
 		size_t s = d->sp_start[i];
 
