@@ -1,13 +1,13 @@
 /*
  * cmd_eval.c - `patchtriage eval`: walk-forward evaluation of both
  * classifiers and every baseline on the mined repository
- * (scoring/eval.c); writes eval.md and SVG plots to --out DIR (default
+ * (scoring/eval.c) on the rows from the label-regime start on (--since
+ * overrides it); writes eval.md and SVG plots to --out DIR (default
  * <state>/eval) and prints the Markdown.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../scoring/dataset.h"
@@ -32,19 +32,6 @@ static void eval_progress(const char *what, void *ctx)
 		fprintf(stderr, "\r\033[K%s", what);
 }
 
-static int parse_day(int64_t *out, const char *s)
-{
-	struct tm tm;
-	const char *end;
-
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (!end || *end)
-		return -1;
-	*out = (int64_t)timegm(&tm);
-	return 0;
-}
-
 static int command_line(struct buf *b, int argc, char **argv)
 {
 	int i;
@@ -57,7 +44,7 @@ static int command_line(struct buf *b, int argc, char **argv)
 
 int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct dataset_opts dopt = { 0 };
+	struct dataset_opts dopt = { .since = DATASET_SINCE_AUTO };
 	struct eval_opts o;
 	struct dataset *ds = NULL;
 	struct buf md = BUF_INIT, out = BUF_INIT, cmdline = BUF_INIT;
@@ -87,9 +74,9 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 		else if (!strcmp(a, "--max-rows") && v)
 			dopt.max_rows = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--since") && v) {
-			if (parse_day(&dopt.since, argv[++i]))
-				return cli_usage("eval", "bad date '%s'",
-						 argv[i]);
+			if (dataset_parse_since(&dopt.since, argv[++i]))
+				return cli_usage("eval", "%s",
+						 pt_error_last());
 		} else
 			return cli_usage("eval", "unknown argument '%s'", a);
 	}

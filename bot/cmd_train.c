@@ -1,14 +1,14 @@
 /*
  * cmd_train.c - `patchtriage train`: build the rows of the mined
- * repository, fit the fix and/or risk model (scoring/model.c) on all of
- * them in time order, and save each under <state>/models/<task>.  Shows
- * progress on a terminal.
+ * repository from its label-regime start on (dataset.h; --since
+ * overrides it), fit the fix and/or risk model (scoring/model.c) on them
+ * in time order, and save each under <state>/models/<task> with the
+ * start and its reason in the manifest.  Shows progress on a terminal.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../scoring/dataset.h"
@@ -39,19 +39,6 @@ static void model_progress(const char *phase, double done, void *ctx)
 			100 * done);
 }
 
-static int parse_day(int64_t *out, const char *s)
-{
-	struct tm tm;
-	const char *end;
-
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (!end || *end)
-		return -1;
-	*out = (int64_t)timegm(&tm);
-	return 0;
-}
-
 static int train_task(struct dataset *ds, enum dataset_task t,
 		      struct cli_ctx *ctx, struct progress *pr)
 {
@@ -74,6 +61,8 @@ static int train_task(struct dataset *ds, enum dataset_task t,
 	p.progress = model_progress;
 	p.progress_ctx = pr;
 	rc = model_train(&m, ds->d, idx, n, &p);
+	if (!rc)
+		rc = model_set_note(m, "label_regime", ds->regime.why);
 	if (!rc)
 		rc = scorer_model_dir(&dir, ctx, pr->task);
 	if (!rc) {
@@ -105,7 +94,7 @@ out:
 
 int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct dataset_opts o = { 0 };
+	struct dataset_opts o = { .since = DATASET_SINCE_AUTO };
 	struct progress pr = { 0 };
 	struct dataset *ds = NULL;
 	const char *task = "all", *repo = NULL;
@@ -121,9 +110,9 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 		else if (!strcmp(argv[i], "--repo") && i + 1 < argc)
 			repo = argv[++i];
 		else if (!strcmp(argv[i], "--since") && i + 1 < argc) {
-			if (parse_day(&o.since, argv[++i]))
-				return cli_usage("train", "bad date '%s'",
-						 argv[i]);
+			if (dataset_parse_since(&o.since, argv[++i]))
+				return cli_usage("train", "%s",
+						 pt_error_last());
 		} else if (!strcmp(argv[i], "--max-rows") && i + 1 < argc)
 			o.max_rows = strtoul(argv[++i], NULL, 10);
 		else
@@ -141,6 +130,10 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 		rc = dataset_repo(&repo_id, db, repo);
 	if (!rc)
 		rc = dataset_build(&ds, db, repo_id, &o);
+	if (pr.tty)
+		fprintf(stderr, "\r\033[K");
+	if (!rc && !ctx->quiet)
+		printf("label regime: %s\n", ds->regime.why);
 	if (!rc && strcmp(task, "risk"))
 		rc = train_task(ds, TASK_FIX, ctx, &pr);
 	if (!rc && strcmp(task, "fix"))

@@ -2,15 +2,18 @@
  * dataset.c - rows of a mined repository for training and evaluation
  * (see dataset.h): commits read back with libgit2 (patch_from_commit),
  * features as of each commit, labels from the miner's labels table, and
- * the task masks and keyword baseline that train and eval share.
+ * the task masks and keyword baseline that train and eval share, and the
+ * label regime that decides which rows both use.
  */
 #include "dataset.h"
 
 #include <git2.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "patch.h"
 
@@ -229,6 +232,293 @@ out:
 	return rc;
 }
 
+/* ---- label regime --------------------------------------------------- */
+
+/* months of history judged; anything older joins the oldest month */
+#define REGIME_MAX_MONTHS (12 * 200)
+
+/* Months since 1970-01 (UTC) of a time. */
+static int64_t month_of(int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm))
+		return 0;
+	return ((int64_t)tm.tm_year - 70) * 12 + tm.tm_mon;
+}
+
+static int64_t month_start(int64_t month)
+{
+	struct tm tm;
+	int64_t y = month >= 0 ? month / 12 : (month - 11) / 12;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = (int)(y + 70);
+	tm.tm_mon = (int)(month - y * 12);
+	tm.tm_mday = 1;
+	return (int64_t)timegm(&tm);
+}
+
+static void day_str(char *out, size_t cap, int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%d", &tm))
+		snprintf(out, cap, "%lld", (long long)t);
+}
+
+static double pct(size_t part, size_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/*
+ * The rule of dataset.h on per-month counts n[] and fix[] (prefix sums
+ * in cn[], cf[], nm + 1 of each): the index of the first month kept, 0
+ * when no month is out of line.
+ */
+static size_t regime_rule(const uint64_t *cn, const uint64_t *cf, size_t nm)
+{
+	size_t i, start = 0;
+
+	for (i = 0; i < nm; i++) {
+		size_t lo = i + 1 > DATASET_REGIME_WINDOW
+				    ? i + 1 - DATASET_REGIME_WINDOW
+				    : 0;
+		uint64_t wn = cn[i + 1] - cn[lo], wf = cf[i + 1] - cf[lo];
+		uint64_t sn = cn[nm] - cn[i], sf = cf[nm] - cf[i];
+
+		if (wn < DATASET_REGIME_MIN_WINDOW ||
+		    sn < DATASET_REGIME_MIN_WINDOW)
+			continue;
+		/* wf / wn < (sf / sn) / DIV, without division */
+		if (wf * DATASET_REGIME_DIV * sn < sf * wn)
+			start = i + 1;
+	}
+	return start;
+}
+
+/* Per-month prefix sums of commits and fixes of a repository. */
+static int regime_months(uint64_t **cn, uint64_t **cf, size_t *nm,
+			 int64_t *first, struct db *db, int64_t repo_id)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t last = 0;
+	size_t i;
+	int rc;
+
+	*cn = *cf = NULL;
+	*nm = 0;
+	rc = db_prepare(&st, db,
+			"SELECT min(c.commit_date), max(c.commit_date) FROM "
+			"commits c JOIN labels l ON l.commit_id = c.id WHERE "
+			"c.repo_id = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, repo_id);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*first = month_of(sqlite3_column_int64(st, 0));
+		last = month_of(sqlite3_column_int64(st, 1));
+		if (last - *first >= REGIME_MAX_MONTHS)
+			*first = last - REGIME_MAX_MONTHS + 1;
+		*nm = (size_t)(last - *first + 1);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	*cn = pt_calloc(*nm + 1, sizeof(**cn));
+	*cf = pt_calloc(*nm + 1, sizeof(**cf));
+	if (!*cn || !*cf) {
+		rc = PT_ENOMEM;
+		goto out;
+	}
+	if (!*nm)
+		goto out;
+	rc = db_prepare(&st, db,
+			"SELECT c.commit_date, l.is_fix FROM commits c JOIN "
+			"labels l ON l.commit_id = c.id WHERE c.repo_id = ?");
+	if (rc)
+		goto out;
+	sqlite3_bind_int64(st, 1, repo_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t m = month_of(sqlite3_column_int64(st, 0)) - *first;
+
+		m = m < 0 ? 0 : m >= (int64_t)*nm ? (int64_t)*nm - 1 : m;
+		(*cn)[m + 1]++;
+		(*cf)[m + 1] += sqlite3_column_int(st, 1) != 0;
+	}
+	for (i = 0; i < *nm; i++) {
+		(*cn)[i + 1] += (*cn)[i];
+		(*cf)[i + 1] += (*cf)[i];
+	}
+out:
+	sqlite3_finalize(st);
+	if (rc) {
+		free(*cn);
+		free(*cf);
+		*cn = *cf = NULL;
+	}
+	return rc;
+}
+
+/* Commits (and fixes) of a repository before and from time t. */
+static int regime_count(struct dataset_regime *r, struct db *db,
+			int64_t repo_id, int64_t t)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(&st, db,
+			    "SELECT c.commit_date < ?2, count(*), "
+			    "coalesce(sum(l.is_fix != 0), 0) FROM commits c "
+			    "JOIN labels l ON l.commit_id = c.id WHERE "
+			    "c.repo_id = ?1 GROUP BY 1");
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, repo_id);
+	sqlite3_bind_int64(st, 2, t);
+	r->before = r->before_fix = r->after = r->after_fix = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		size_t n = (size_t)sqlite3_column_int64(st, 1);
+		size_t f = (size_t)sqlite3_column_int64(st, 2);
+
+		if (sqlite3_column_int(st, 0)) {
+			r->before = n;
+			r->before_fix = f;
+		} else {
+			r->after = n;
+			r->after_fix = f;
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void regime_why(struct dataset_regime *r, size_t total,
+		       size_t total_fix)
+{
+	char d[32], rule[96];
+
+	day_str(d, sizeof(d), r->start);
+	if (r->rule_start) {
+		char rd[32];
+
+		day_str(rd, sizeof(rd), r->rule_start);
+		snprintf(rule, sizeof(rule), "the label regime rule gives %s",
+			 rd);
+	} else {
+		snprintf(rule, sizeof(rule), "the label regime rule would "
+			 "keep every row");
+	}
+	switch (r->how) {
+	case REGIME_FOUND:
+		snprintf(r->why, sizeof(r->why),
+			 "rows before %s left out: %.1f%% of the %zu commits "
+			 "before it carry Fixes:/Cc: stable, %.1f%% of the %zu "
+			 "from it on (it is the first month from which the "
+			 "trailing %d-month share stays at or above 1/%d of "
+			 "the share over all later commits)", d,
+			 pct(r->before_fix, r->before), r->before,
+			 pct(r->after_fix, r->after), r->after,
+			 DATASET_REGIME_WINDOW, DATASET_REGIME_DIV);
+		break;
+	case REGIME_THROUGHOUT:
+		snprintf(r->why, sizeof(r->why),
+			 "every row kept: the trailing %d-month share of "
+			 "commits with Fixes:/Cc: stable never falls below 1/%d"
+			 " of the share over all later commits (%.1f%% of %zu "
+			 "commits carry them)", DATASET_REGIME_WINDOW,
+			 DATASET_REGIME_DIV, pct(total_fix, total), total);
+		break;
+	case REGIME_TOO_LITTLE:
+		snprintf(r->why, sizeof(r->why),
+			 "every row kept: too little data to tell when "
+			 "Fixes:/Cc: stable came into use (%zu commits, %zu "
+			 "with them; a start needs %d commits and %d with them "
+			 "from it on)", total, total_fix,
+			 DATASET_REGIME_MIN_ROWS, DATASET_REGIME_MIN_FIXES);
+		break;
+	case REGIME_SINCE:
+		snprintf(r->why, sizeof(r->why),
+			 "rows before %s left out (--since; %.1f%% of the %zu "
+			 "commits before it carry Fixes:/Cc: stable, %.1f%% of "
+			 "the %zu from it on); %s", d,
+			 pct(r->before_fix, r->before), r->before,
+			 pct(r->after_fix, r->after), r->after, rule);
+		break;
+	case REGIME_ALL:
+		snprintf(r->why, sizeof(r->why),
+			 "every row kept (--since all); %s", rule);
+		break;
+	}
+}
+
+int dataset_regime(struct dataset_regime *out, struct db *db,
+		   int64_t repo_id, int64_t since)
+{
+	uint64_t *cn = NULL, *cf = NULL;
+	size_t nm, k, total, total_fix;
+	int64_t first = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = regime_months(&cn, &cf, &nm, &first, db, repo_id);
+	if (rc)
+		return rc;
+	total = (size_t)cn[nm];
+	total_fix = (size_t)cf[nm];
+	k = regime_rule(cn, cf, nm);
+	if (total < DATASET_REGIME_MIN_ROWS ||
+	    total_fix < DATASET_REGIME_MIN_FIXES ||
+	    (k && (cn[nm] - cn[k] < DATASET_REGIME_MIN_ROWS ||
+		   cf[nm] - cf[k] < DATASET_REGIME_MIN_FIXES)))
+		out->how = REGIME_TOO_LITTLE;
+	else if (k)
+		out->how = REGIME_FOUND;
+	else
+		out->how = REGIME_THROUGHOUT;
+	if (out->how == REGIME_FOUND)
+		out->rule_start = month_start(first + (int64_t)k);
+	if (since == DATASET_SINCE_AUTO) {
+		out->start = out->rule_start;
+	} else if (since == 0) {
+		out->how = REGIME_ALL;
+	} else {
+		out->how = REGIME_SINCE;
+		out->start = since;
+	}
+	rc = regime_count(out, db, repo_id, out->start);
+	if (!rc)
+		regime_why(out, total, total_fix);
+	free(cn);
+	free(cf);
+	return rc;
+}
+
+int dataset_parse_since(int64_t *out, const char *s)
+{
+	struct tm tm;
+	const char *end;
+
+	*out = DATASET_SINCE_AUTO;
+	if (!strcmp(s, "auto"))
+		return 0;
+	*out = 0;
+	if (!strcmp(s, "all"))
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (!end || *end)
+		return pt_error_set(PT_EINVAL, "bad --since '%s': a day "
+				    "(YYYY-MM-DD), 'all' or 'auto'", s);
+	*out = (int64_t)timegm(&tm);
+	/* the epoch itself would read as "all" */
+	if (!*out)
+		*out = 1;
+	return 0;
+}
+
 static int count_rows(size_t *n, struct db *db, int64_t repo_id,
 		      int64_t since)
 {
@@ -257,7 +547,7 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	sqlite3_stmt *st = NULL;
 	const char *path;
 	size_t cap = 0, total = 0, skip = 0, seen = 0;
-	int64_t since = o->since;
+	int64_t since = 0;
 	int rc;
 
 	*out = NULL;
@@ -266,6 +556,9 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	if (!ds)
 		return PT_ENOMEM;
 	rc = model_data_new(&ds->d, feat_names(), FEAT_NTAB);
+	if (!rc)
+		rc = dataset_regime(&ds->regime, db, repo_id, o->since);
+	since = ds->regime.start;
 	if (!rc)
 		rc = count_rows(&total, db, repo_id, since);
 	if (!rc && o->max_rows && total > o->max_rows)

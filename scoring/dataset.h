@@ -4,9 +4,10 @@
  * (feat.h) with its labels from the miner (labels table: fix, bug and
  * the date the bug became known, whether it is old enough to be a
  * negative).  Also the task definitions shared by train and eval (which
- * columns each task may use, the Kamei et al. column set) and the
- * AUTOSEL-like keyword/size baseline.  Reads git objects with libgit2
- * and the state database; writes nothing.
+ * columns each task may use, the Kamei et al. column set), the
+ * AUTOSEL-like keyword/size baseline and the label regime (from when a
+ * repository's commits carry the trailers the labels come from).  Reads
+ * git objects with libgit2 and the state database; writes nothing.
  */
 #ifndef PT_DATASET_H
 #define PT_DATASET_H
@@ -21,6 +22,60 @@
 
 enum dataset_task { TASK_FIX = 0, TASK_RISK = 1 };
 
+/*
+ * The label regime.  A repository that adopted Fixes: (or Cc: stable)
+ * late has years of commits that can never be labelled fixes, and whose
+ * bugs were mostly fixed before anyone named the commit they fixed:
+ * under-labelled for both tasks.  The regime start is the first calendar
+ * month (UTC) from which, at every later month, the share of commits
+ * with Fixes:/Cc: stable over the trailing DATASET_REGIME_WINDOW months
+ * is at least 1/DATASET_REGIME_DIV of that share over all commits from
+ * that month on (months whose window or remainder has fewer than
+ * DATASET_REGIME_MIN_WINDOW commits are not judged).  The trailing
+ * window makes the start late rather than early: a kept row is one the
+ * trailers were already in use for.  Fewer than DATASET_REGIME_MIN_ROWS
+ * commits or DATASET_REGIME_MIN_FIXES fixes after the start (or in all):
+ * no start, every row is kept.
+ */
+#define DATASET_REGIME_WINDOW 12
+#define DATASET_REGIME_DIV 3
+#define DATASET_REGIME_MIN_WINDOW 30
+#define DATASET_REGIME_MIN_ROWS 200
+#define DATASET_REGIME_MIN_FIXES 20
+#define DATASET_SINCE_AUTO INT64_MIN   /* dataset_opts.since: the regime */
+
+enum dataset_regime_how {
+	REGIME_FOUND,       /* rows before the start left out */
+	REGIME_THROUGHOUT,  /* trailers throughout: nothing left out */
+	REGIME_TOO_LITTLE,  /* too little data to tell: nothing left out */
+	REGIME_SINCE,       /* --since DAY: rows before it left out */
+	REGIME_ALL,         /* --since all: nothing left out */
+};
+
+struct dataset_regime {
+	enum dataset_regime_how how;
+	int64_t start;          /* first commit date kept; 0 = every row */
+	int64_t rule_start;     /* what the rule gives (0 = no cut) */
+	size_t before, before_fix;  /* commits before start, with trailers */
+	size_t after, after_fix;    /* from start on */
+	char why[480];          /* one sentence for reports and manifests */
+};
+
+/*
+ * The regime of repository REPO_ID from its commits and labels tables.
+ * SINCE: DATASET_SINCE_AUTO (the rule), 0 (every row, "--since all") or
+ * a commit date (the override); the rule's own answer is always in
+ * rule_start and named in why.
+ */
+int dataset_regime(struct dataset_regime *out, struct db *db,
+		   int64_t repo_id, int64_t since);
+
+/*
+ * --since as given: "auto" (DATASET_SINCE_AUTO), "all" (0) or a day
+ * YYYY-MM-DD (its midnight UTC).
+ */
+int dataset_parse_since(int64_t *out, const char *s);
+
 struct dataset {
 	struct model_data *d;    /* d->y is scratch: set per task */
 	size_t n;
@@ -31,10 +86,12 @@ struct dataset {
 	double *keyword;         /* keyword baseline score of the fix task */
 	unsigned char *has_reviewed, *has_tested;
 	int64_t newest;          /* repos.newest */
+	struct dataset_regime regime;  /* the rows' start and why */
 };
 
 struct dataset_opts {
-	int64_t since;           /* commit_date >= since; 0 = all */
+	/* commit_date >= since; 0 = all; DATASET_SINCE_AUTO: the regime */
+	int64_t since;
 	size_t max_rows;         /* keep the newest max_rows; 0 = all */
 	unsigned hash_bits;
 	void (*progress)(size_t done, size_t total, void *ctx);

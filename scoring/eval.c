@@ -810,9 +810,10 @@ int eval_run(struct buf *md, struct dataset *ds, const struct eval_opts *o,
 		 "commits before it (risk: labelled as known at the cut, "
 		 "commits younger than %lld days at the cut not used as "
 		 "negatives; risk test periods end %lld days before the "
-		 "newest commit).%s%s%s\n", o->title, ds->n, d1, d2,
-		 100 * o->test_share, o->folds,
+		 "newest commit).\n\nLabel regime: %s.%s%s%s\n", o->title,
+		 ds->n, d1, d2, 100 * o->test_share, o->folds,
 		 (long long)(o->horizon / DAY), (long long)(o->horizon / DAY),
+		 ds->regime.why[0] ? ds->regime.why : "every row kept",
 		 o->command ? "\n\nCommand: `" : "",
 		 o->command ? o->command : "", o->command ? "`" : "");
 	if (o->tasks & 1)
