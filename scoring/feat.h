@@ -211,6 +211,11 @@ enum { FEAT_NAMES = 1 };
 struct feat_ctx;
 int feat_ctx_new(struct feat_ctx **out, struct db *db, int64_t repo_id);
 void feat_ctx_free(struct feat_ctx *c);
+/*
+ * Score unmined patches by the SQL over earlier commits instead of
+ * histsum.h's summary: the reference the summary is tested against.
+ */
+void feat_ctx_no_summary(struct feat_ctx *c);
 
 /*
  * Compute p's vector as of its date (commit date for commits, the Date:

@@ -8,6 +8,7 @@
  * the added/removed lines; they are features, not verdicts.
  */
 #include "feat.h"
+#include "histsum.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -161,6 +162,7 @@ struct feat_ctx {
 	struct db *db;
 	int64_t repo_id;
 	sqlite3_stmt *st[NQ];
+	struct histsum *hs;  /* summaries for unmined patches (histsum.c) */
 	struct bughist *bh;  /* the past-bug columns (bughist.c) */
 };
 
@@ -172,6 +174,7 @@ void feat_ctx_free(struct feat_ctx *c)
 		return;
 	for (i = 0; i < NQ; i++)
 		sqlite3_finalize(c->st[i]);
+	histsum_free(c->hs);
 	bughist_free(c->bh);
 	free(c);
 }
@@ -199,8 +202,18 @@ int feat_ctx_new(struct feat_ctx **out, struct db *db, int64_t repo_id)
 		feat_ctx_free(c);
 		return rc;
 	}
+	if (db && (rc = histsum_open(&c->hs, db, repo_id))) {
+		feat_ctx_free(c);
+		return rc;
+	}
 	*out = c;
 	return 0;
+}
+
+void feat_ctx_no_summary(struct feat_ctx *c)
+{
+	histsum_free(c->hs);
+	c->hs = NULL;
 }
 
 static sqlite3_stmt *q(struct feat_ctx *c, int which)
@@ -357,6 +370,8 @@ static int files_unmined(struct feat_ctx *c, const struct patch *p,
 	unsigned sexp = 0;
 	int rc = 0;
 
+	if (c->hs)
+		return histsum_files(c->hs, p, date, t);
 	for (i = 0; i < p->nfiles && !rc; i++) {
 		const struct patch_file *f = &p->files[i];
 		const char *path = file_path(f);
@@ -472,27 +487,43 @@ static void reviews_mined(struct feat_ctx *c, int64_t id, float *t)
 		t[FEAT_MAINT_REVIEW] = (float)a.maint;
 }
 
+/* A reviewer's earlier reviews and the known bugs among them; 0: none. */
+static int reviewer_asof(struct feat_ctx *c, const char *email, int64_t date,
+			 double *prior, double *bugs)
+{
+	sqlite3_stmt *st;
+
+	if (c->hs) {
+		histsum_reviewer(c->hs, email, date, prior, bugs);
+		return 1;
+	}
+	st = q(c, Q_REVIEWER);
+	sqlite3_bind_int64(st, 1, c->repo_id);
+	sqlite3_bind_text(st, 2, email, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, date);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		return 0;
+	*prior = sqlite3_column_double(st, 0);
+	*bugs = sqlite3_column_double(st, 1);
+	return 1;
+}
+
 static void reviews_unmined(struct feat_ctx *c, const struct patch *p,
 			    int64_t date, float *t)
 {
 	struct rev_acc a = { 0 };
+	double prior, bugs;
 	size_t i;
 
 	for (i = 0; i < p->ntrailers; i++) {
 		const struct trailer *tr = &p->trailers[i];
-		sqlite3_stmt *st;
 
 		if ((tr->kind != TRAILER_REVIEWED &&
 		     tr->kind != TRAILER_ACKED && tr->kind != TRAILER_TESTED) ||
 		    !tr->email)
 			continue;
-		st = q(c, Q_REVIEWER);
-		sqlite3_bind_int64(st, 1, c->repo_id);
-		sqlite3_bind_text(st, 2, tr->email, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, date);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			rev_add(&a, sqlite3_column_double(st, 0),
-				sqlite3_column_double(st, 1));
+		if (reviewer_asof(c, tr->email, date, &prior, &bugs))
+			rev_add(&a, prior, bugs);
 	}
 	rev_store(&a, t);
 }

@@ -23,6 +23,7 @@
 
 #include "cycle.h"
 #include "histfeat.h"
+#include "histsum.h"
 #include "labels.h"
 #include "patch.h"
 #include "strmap.h"
@@ -1272,7 +1273,11 @@ static int passes(struct mine_result *res, struct db *db,
 	res->bugs = lcnt.bugs;
 	res->with_fixes = lcnt.with_fixes;
 	report(o, "features", 0, 0, t0);
-	return histfeat_compute(db, repo, res->repo_id);
+	rc = histfeat_compute(db, repo, res->repo_id);
+	if (rc)
+		return rc;
+	report(o, "summary", 0, 0, t0);
+	return histsum_build(db, res->repo_id);
 }
 
 int mine_run(struct mine_result *res, struct db *db,
