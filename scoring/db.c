@@ -223,6 +223,15 @@ static const char *const migrations[] = {
 	" repo_id INTEGER PRIMARY KEY, tip TEXT, mined_at INTEGER,"
 	" format INTEGER NOT NULL);"
 	"CREATE INDEX tags_date ON tags (repo_id, date, ord);",
+	/* 12: scoring/histsum.c - an author's and a component's past bugs */
+	"CREATE TABLE hist_authors ("
+	" repo_id INTEGER NOT NULL, author_id INTEGER NOT NULL,"
+	" n INTEGER NOT NULL, rows BLOB NOT NULL,"
+	" PRIMARY KEY (repo_id, author_id));"
+	"CREATE TABLE hist_components ("
+	" repo_id INTEGER NOT NULL, component TEXT NOT NULL,"
+	" n INTEGER NOT NULL, rows BLOB NOT NULL,"
+	" PRIMARY KEY (repo_id, component));",
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
