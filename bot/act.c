@@ -256,6 +256,9 @@ static void reply_done(struct act *a, const char *kind,
 		a->st.replies_sent++;
 		log_info("reply %s to <%s> sent as <%s> (%s)", kind,
 			 p->message_id, o->message_id, o->subsystem);
+		if (o->refused)
+			log_warn("reply <%s>: recipients refused: %s",
+				 o->message_id, o->refused);
 		break;
 	case REPLY_DRY_RUN:
 		report(a, "reply", o->message);

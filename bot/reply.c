@@ -41,6 +41,7 @@ void reply_out_clear(struct reply_out *o)
 	free(o->message);
 	free(o->subsystem);
 	config_strv_free(o->rcpts);
+	free(o->refused);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -747,21 +748,36 @@ static int mark_sending(void *ctx)
 	return store_outbox_set(m->db, m->id, OUTBOX_SENDING, NULL, NULL);
 }
 
+/* "sent; recipients refused: ..." or nothing (note stays empty). */
+static int refused_note(struct buf *note, const char *refused)
+{
+	if (!refused)
+		return 0;
+	return buf_addf(note, "sent; recipients refused: %s", refused);
+}
+
 static int send_recorded(struct reply_out *out, const struct policy *pol,
 			 const struct smtp_opts *smtp, struct db *db,
 			 int64_t id, const char *payload)
 {
 	char *from = bare_address(pol->from);
 	struct mark ms = { db, id };
+	struct buf note = BUF_INIT;
 	int rc;
 
 	if (!from)
 		return PT_ENOMEM;
-	rc = smtp_send_cb(smtp, from, out->rcpts, payload, strlen(payload),
-			  mark_sending, &ms);
+	free(out->refused);
+	rc = smtp_send_ex(smtp, from, out->rcpts, payload, strlen(payload),
+			  mark_sending, &ms, &out->refused);
 	if (!rc) {
-		rc = store_outbox_set(db, id, OUTBOX_SENT, out->message_id,
-				      NULL);
+		/* kept as the row's error: `status` lists it */
+		rc = refused_note(&note, out->refused);
+		if (!rc)
+			rc = store_outbox_set(db, id, OUTBOX_SENT,
+					      out->message_id,
+					      note.len ? note.ptr : NULL);
+		buf_free(&note);
 		out->status = REPLY_SENT;
 	} else if (rc == PT_EAGAIN || rc == PT_EAUTH) {
 		/* nothing was handed over: it may be tried again */

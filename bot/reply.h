@@ -50,6 +50,7 @@ struct reply_out {
 	char *message;          /* the whole message, CRLF line ends */
 	char *subsystem;
 	char **rcpts;           /* envelope recipients */
+	char *refused;          /* sent, but these recipients refused */
 };
 
 void reply_out_clear(struct reply_out *o);

@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void smtp_opts_clear(struct smtp_opts *o)
 {
@@ -117,7 +118,63 @@ int smtp_send_cb(const struct smtp_opts *o, const char *from,
 		 char *const *rcpts, const char *msg, size_t len,
 		 smtp_data_cb on_data, void *ctx)
 {
+	return smtp_send_ex(o, from, rcpts, msg, len, on_data, ctx, NULL);
+}
+
+/*
+ * The recipients the server refused, read from curl's protocol trace:
+ * curl sends one RCPT TO and waits for its answer before the next, so
+ * the first answer line after a RCPT TO is that recipient's.  Only RCPT
+ * lines are looked at (never AUTH's).
+ */
+enum { SMTP_TRACE_LINE = 512 };
+
+struct rcpt_trace {
+	char addr[SMTP_TRACE_LINE];
+	int pending;
+	struct buf refused;
+};
+
+static void trace_line(char *dst, size_t n, const char *s, size_t len)
+{
+	while (len && (s[len - 1] == '\r' || s[len - 1] == '\n'))
+		len--;
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
+static int trace_cb(CURL *h, curl_infotype type, char *data, size_t size,
+		    void *ctx)
+{
+	struct rcpt_trace *t = ctx;
+	char line[SMTP_TRACE_LINE];
+
+	if (type == CURLINFO_HEADER_OUT && size > 8 &&
+	    !strncasecmp(data, "RCPT TO:", 8)) {
+		trace_line(t->addr, sizeof(t->addr), data + 8, size - 8);
+		if (t->addr[0] == '<')
+			memmove(t->addr, t->addr + 1, strlen(t->addr));
+		t->addr[strcspn(t->addr, ">")] = '\0';
+		t->pending = 1;
+	} else if (type == CURLINFO_HEADER_IN && t->pending) {
+		t->pending = 0;
+		if (size && (data[0] == '4' || data[0] == '5')) {
+			trace_line(line, sizeof(line), data, size);
+			buf_addf(&t->refused, "%s'%s' (%s)",
+				 t->refused.len ? ", " : "", t->addr, line);
+		}
+	}
+	return 0;
+}
+
+int smtp_send_ex(const struct smtp_opts *o, const char *from,
+		 char *const *rcpts, const char *msg, size_t len,
+		 smtp_data_cb on_data, void *ctx, char **refused)
+{
 	char err[CURL_ERROR_SIZE] = "";
+	struct rcpt_trace tr = { "", 0, BUF_INIT };
 	struct curl_slist *to = NULL, *t;
 	struct upload u = { msg, len, 0, on_data, ctx, 0 };
 	struct buf mf = BUF_INIT;
@@ -126,6 +183,8 @@ int smtp_send_cb(const struct smtp_opts *o, const char *from,
 	size_t i;
 	int rc = 0;
 
+	if (refused)
+		*refused = NULL;
 	h = curl_easy_init();
 	if (!h)
 		return pt_error_set(PT_ENOMEM, "smtp: cannot start curl");
@@ -177,12 +236,20 @@ int smtp_send_cb(const struct smtp_opts *o, const char *from,
 		curl_easy_setopt(h, CURLOPT_PASSWORD,
 				 o->password ? o->password : "");
 	}
+	if (refused) {
+		curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, trace_cb);
+		curl_easy_setopt(h, CURLOPT_DEBUGDATA, &tr);
+		curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
+	}
 	c = curl_easy_perform(h);
 	if (c != CURLE_OK)
 		rc = map_error(c, &u, o->url, err);
+	if (refused && tr.refused.len)
+		*refused = buf_detach(&tr.refused, NULL);
 out:
 	curl_slist_free_all(to);
 	curl_easy_cleanup(h);
 	buf_free(&mf);
+	buf_free(&tr.refused);
 	return rc;
 }

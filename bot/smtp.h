@@ -49,4 +49,15 @@ int smtp_send_cb(const struct smtp_opts *o, const char *from,
 		 char *const *rcpts, const char *msg, size_t len,
 		 smtp_data_cb on_data, void *ctx);
 
+/*
+ * As smtp_send_cb; a recipient the server refuses while it accepts
+ * others does not fail the send, and *refused (if refused is not NULL)
+ * gets them with the server's answer, "'a@b' (550 5.1.1 unknown)",
+ * comma-separated, or NULL when every recipient was taken.  The caller
+ * frees it, also on failure.
+ */
+int smtp_send_ex(const struct smtp_opts *o, const char *from,
+		 char *const *rcpts, const char *msg, size_t len,
+		 smtp_data_cb on_data, void *ctx, char **refused);
+
 #endif

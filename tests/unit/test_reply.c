@@ -953,6 +953,23 @@ struct resend_ctx {
 	int n, rc;
 };
 
+/* The outbox row's last_error for dedupe key key ("" for none). */
+static const char *outbox_error(const char *key)
+{
+	static char err[512];
+	sqlite3_stmt *st;
+
+	err[0] = '\0';
+	assert_int_equal(db_prepare(&st, E.db, "SELECT last_error FROM"
+				    " outbox WHERE dedupe_key = ?"), 0);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(err, sizeof(err), "%s",
+			 (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return err;
+}
+
 static int resend_cb(const struct outbox_row *r, void *ctx)
 {
 	struct resend_ctx *c = ctx;
@@ -1385,6 +1402,13 @@ static void test_refused_recipient_others_get_it(void **state)
 	rcpts = env_rcpts(env, &from);
 	assert_string_equal(rcpts, "netdev@vger.kernel.org, "
 				   "rene.mueller@example.de");
+	/* the refusal is kept, with the server's answer, not dropped */
+	assert_non_null(out.refused);
+	assert_non_null(strstr(out.refused, "'" DEAD_ADDRESS "' (550"));
+	assert_string_equal(outbox_error(out.message_id),
+			    "sent; recipients refused: " "'" DEAD_ADDRESS
+			    "' (550 5.1.1 <" DEAD_ADDRESS ">: mailbox "
+			    "unavailable)");
 	free(rcpts);
 	free(from);
 	free(msg);
