@@ -1282,7 +1282,9 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 			history_unmined(c, p, out->date, t);
 			reviews_unmined(c, p, out->date, t);
 			rc = files_unmined(c, p, out->date, t);
-			if (!rc)
+			if (!rc && c->hs)
+				rc = histsum_bugs(c->hs, p, out->date, t);
+			else if (!rc)
 				rc = bughist_unmined(c->bh, p, out->date, t);
 		}
 		if (!rc)

@@ -17,16 +17,20 @@
  *                    that changed a file there
  *   hist_reviewers   per person: date and known-bug date of each
  *                    Reviewed-by, Acked-by and Tested-by trailer row
+ *   hist_authors     per author: date and known-bug date of each commit
+ *   hist_components  per subject component (bughist_component(), as
+ *                    "net/mlx5"): the same for each commit that has it
  *
- * The definitions are features.c's SQL ones (renames not followed,
- * addresses as stored), not histfeat.c's.  It does not own those SQL
- * reference queries; the test compares the two.
+ * The definitions are those of the SQL in features.c and bughist.c
+ * (renames not followed, addresses as stored), not histfeat.c's.  It
+ * does not own that reference SQL; the test compares the two.
  */
 #include "histsum.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "bughist.h"
 #include "feat.h"
 #include "strmap.h"
 
@@ -37,7 +41,7 @@
 enum {
 	FROW = 41,   /* date, known, commit, author, lines (8 each), fix */
 	AROW = 16,   /* date, commit */
-	RROW = 16,   /* date, known */
+	RROW = 16,   /* date, known (reviewers, authors, components) */
 };
 
 /* ---- records -------------------------------------------------------- */
@@ -283,49 +287,138 @@ out:
 	return rc;
 }
 
-static int build_reviewers(struct db *db, int64_t repo_id)
+/*
+ * One blob of (date, known) records per key: SEL gives key, date, bug,
+ * discovered ordered by key and date; INS stores repo, key, n, rows.
+ */
+static int build_dated(struct db *db, int64_t repo_id, const char *sel,
+		       const char *ins_sql)
 {
 	sqlite3_stmt *st = NULL, *ins = NULL;
 	struct buf rows = BUF_INIT;
-	int64_t person = 0;
+	int64_t key = 0;
 	size_t n = 0;
 	int rc;
 
-	/* the kinds are Reviewed-by, Acked-by, Tested-by, as features.c's */
-	rc = db_prepare(&st, db,
-			"SELECT t.person_id, c.commit_date, l.bug, "
-			"l.discovered FROM trailers t JOIN commits c ON "
-			"c.id = t.commit_id LEFT JOIN labels l ON "
-			"l.commit_id = c.id WHERE c.repo_id = ? AND "
-			"t.kind IN (2, 3, 4) AND t.person_id IS NOT NULL AND "
-			"c.commit_date IS NOT NULL "
-			"ORDER BY t.person_id, c.commit_date");
+	rc = db_prepare(&st, db, sel);
 	if (!rc)
-		rc = db_prepare(&ins, db,
-				"INSERT INTO hist_reviewers (repo_id, "
-				"person_id, n, rows) VALUES (?, ?, ?, ?)");
+		rc = db_prepare(&ins, db, ins_sql);
 	if (rc)
 		goto out;
 	sqlite3_bind_int64(st, 1, repo_id);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t who = sqlite3_column_int64(st, 0);
+		int64_t k = sqlite3_column_int64(st, 0);
 
-		if (n && who != person) {
-			rc = put_blob(db, ins, repo_id, person, NULL, 0, &rows,
-				      n);
+		if (n && k != key) {
+			rc = put_blob(db, ins, repo_id, key, NULL, 0, &rows, n);
 			buf_reset(&rows);
 			n = 0;
 		}
-		person = who;
+		key = k;
 		n++;
 		if (!rc)
 			rc = add64(&rows, sqlite3_column_int64(st, 1)) ?:
 			     add64(&rows, known_date(st, 2, 3));
 	}
 	if (!rc && n)
-		rc = put_blob(db, ins, repo_id, person, NULL, 0, &rows, n);
+		rc = put_blob(db, ins, repo_id, key, NULL, 0, &rows, n);
 out:
 	buf_free(&rows);
+	sqlite3_finalize(st);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+static int build_reviewers(struct db *db, int64_t repo_id)
+{
+	/* the kinds are Reviewed-by, Acked-by, Tested-by, as features.c's */
+	return build_dated(db, repo_id,
+			   "SELECT t.person_id, c.commit_date, l.bug, "
+			   "l.discovered FROM trailers t JOIN commits c ON "
+			   "c.id = t.commit_id LEFT JOIN labels l ON "
+			   "l.commit_id = c.id WHERE c.repo_id = ? AND "
+			   "t.kind IN (2, 3, 4) AND t.person_id IS NOT NULL "
+			   "AND c.commit_date IS NOT NULL "
+			   "ORDER BY t.person_id, c.commit_date",
+			   "INSERT INTO hist_reviewers (repo_id, person_id, "
+			   "n, rows) VALUES (?, ?, ?, ?)");
+}
+
+static int build_authors(struct db *db, int64_t repo_id)
+{
+	return build_dated(db, repo_id,
+			   "SELECT c.author_id, c.commit_date, l.bug, "
+			   "l.discovered FROM commits c LEFT JOIN labels l "
+			   "ON l.commit_id = c.id WHERE c.repo_id = ? AND "
+			   "c.author_id IS NOT NULL AND c.commit_date IS NOT "
+			   "NULL ORDER BY c.author_id, c.commit_date",
+			   "INSERT INTO hist_authors (repo_id, author_id, n, "
+			   "rows) VALUES (?, ?, ?, ?)");
+}
+
+/* Save (unless INS is NULL) and free the components' records. */
+static int flush_comps(struct db *db, sqlite3_stmt *ins, int64_t repo_id,
+		       struct strmap *comps)
+{
+	struct strmap_entry *e;
+	int rc = 0;
+
+	strmap_for_each(comps, e) {
+		struct topacc *a = e->v.p;
+
+		if (!rc && a && ins)
+			rc = put_blob(db, ins, repo_id, 0, e->key, e->klen,
+				      &a->rows, a->n);
+		if (a)
+			buf_free(&a->rows);
+		free(a);
+	}
+	strmap_free(comps);
+	return rc;
+}
+
+static int build_components(struct db *db, int64_t repo_id)
+{
+	sqlite3_stmt *st = NULL, *ins = NULL;
+	struct strmap comps = STRMAP_INIT;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"SELECT c.subject, c.commit_date, l.bug, l.discovered "
+			"FROM commits c LEFT JOIN labels l ON l.commit_id = "
+			"c.id WHERE c.repo_id = ? AND c.commit_date IS NOT "
+			"NULL ORDER BY c.commit_date, c.seq");
+	if (!rc)
+		rc = db_prepare(&ins, db,
+				"INSERT INTO hist_components (repo_id, "
+				"component, n, rows) VALUES (?, ?, ?, ?)");
+	if (rc)
+		goto out;
+	sqlite3_bind_int64(st, 1, repo_id);
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		const char *subj = (const char *)sqlite3_column_text(st, 0);
+		size_t len = bughist_component(subj);
+		struct strmap_entry *e;
+		struct topacc *acc;
+
+		if (!len)
+			continue;
+		rc = strmap_put(&e, NULL, &comps, subj, len);
+		if (!rc && !e->v.p) {
+			if (!(e->v.p = pt_calloc(1, sizeof(*acc))))
+				rc = PT_ENOMEM;
+			else
+				buf_init(&((struct topacc *)e->v.p)->rows, 0);
+		}
+		if (rc)
+			break;
+		acc = e->v.p;
+		acc->n++;
+		rc = add64(&acc->rows, sqlite3_column_int64(st, 1)) ?:
+		     add64(&acc->rows, known_date(st, 2, 3));
+	}
+	rc = flush_comps(db, rc ? NULL : ins, repo_id, &comps) ?: rc;
+out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(ins);
 	return rc;
@@ -352,6 +445,8 @@ int histsum_build(struct db *db, int64_t repo_id)
 		"DELETE FROM hist_files WHERE repo_id = ?1",
 		"DELETE FROM hist_author_tops WHERE repo_id = ?1",
 		"DELETE FROM hist_reviewers WHERE repo_id = ?1",
+		"DELETE FROM hist_authors WHERE repo_id = ?1",
+		"DELETE FROM hist_components WHERE repo_id = ?1",
 		"DELETE FROM hist_state WHERE repo_id = ?1",
 	};
 	size_t i;
@@ -368,6 +463,10 @@ int histsum_build(struct db *db, int64_t repo_id)
 		rc = build_author_tops(db, repo_id);
 	if (!rc)
 		rc = build_reviewers(db, repo_id);
+	if (!rc)
+		rc = build_authors(db, repo_id);
+	if (!rc)
+		rc = build_components(db, repo_id);
 	if (!rc)
 		rc = exec_repo(db, "INSERT INTO hist_state (repo_id, tip, "
 			       "mined_at, format) SELECT id, tip, mined_at, "
@@ -397,7 +496,7 @@ int histsum_current(int *out, struct db *db, int64_t repo_id)
 
 /* ---- lookups ----------------------------------------------------------- */
 
-enum { H_FILE, H_PERSON, H_TOP, H_REV, NH };
+enum { H_FILE, H_PERSON, H_TOP, H_REV, H_AUTHOR, H_COMP, NH };
 
 static const char *const hsql[NH] = {
 	[H_FILE] = "SELECT rows FROM hist_files WHERE repo_id = ? AND "
@@ -407,6 +506,10 @@ static const char *const hsql[NH] = {
 		  "author_id = ? AND top = ?",
 	[H_REV] = "SELECT rows FROM hist_reviewers WHERE repo_id = ? AND "
 		  "person_id = ?",
+	[H_AUTHOR] = "SELECT rows FROM hist_authors WHERE repo_id = ? AND "
+		     "author_id = ?",
+	[H_COMP] = "SELECT rows FROM hist_components WHERE repo_id = ? AND "
+		   "component = ?",
 };
 
 /* A set of ids (commits, authors): open addressing, 0 is free. */
@@ -496,7 +599,7 @@ static int idset_grow(struct idset *s)
 	return 0;
 }
 
-/* Add ID (> 0; ids of mined rows are). */
+/* Add ID (> 0; ids of mined rows are): 1 when new, 0 when there. */
 static int idset_add(struct idset *s, int64_t id)
 {
 	size_t k;
@@ -510,7 +613,7 @@ static int idset_add(struct idset *s, int64_t id)
 			return 0;
 	s->v[k] = id;
 	s->n++;
-	return 0;
+	return 1;
 }
 
 static sqlite3_stmt *q(struct histsum *h, int which)
@@ -588,8 +691,9 @@ static int author_tops(struct histsum *h, const struct patch *p,
 		sqlite3_bind_text(st, 3, path, (int)len, SQLITE_STATIC);
 		r = rows_of(st, AROW, &n);
 		end = r ? before(r, n, AROW, date) : 0;
-		for (k = 0; k < end && !rc; k++)
+		for (k = 0; k < end && rc >= 0; k++)
 			rc = idset_add(&h->a, get64(r + k * AROW + 8));
+		rc = rc < 0 ? rc : 0;
 	}
 	t[FEAT_SEXP] = (float)h->a.n;
 	return rc;
@@ -627,11 +731,12 @@ int histsum_files(struct histsum *h, const struct patch *p, int64_t date,
 		nold++;
 		lt += (double)get64(last + 32);
 		k = end > MAX_FILE_ROWS ? end - MAX_FILE_ROWS : 0;
-		for (; k < end && !rc; k++) {
+		for (; k < end && rc >= 0; k++) {
 			rc = idset_add(&h->a, get64(r + k * FROW + 16));
-			if (!rc)
+			if (rc >= 0)
 				rc = idset_add(&h->b, get64(r + k * FROW + 24));
 		}
+		rc = rc < 0 ? rc : 0;
 	}
 	if (rc)
 		return rc;
@@ -642,23 +747,101 @@ int histsum_files(struct histsum *h, const struct patch *p, int64_t date,
 	return p->author.email ? author_tops(h, p, date, t) : 0;
 }
 
+/* Records dated before DATE (*n) and known buggy before it (*bugs). */
+static void count_dated(sqlite3_stmt *st, int64_t date, double *n,
+			double *bugs)
+{
+	const unsigned char *r;
+	size_t nr, end, k;
+
+	r = rows_of(st, RROW, &nr);
+	end = r ? before(r, nr, RROW, date) : 0;
+	*n = (double)end;
+	*bugs = 0;
+	for (k = 0; k < end; k++)
+		*bugs += get64(r + k * RROW + 8) < date;
+}
+
 void histsum_reviewer(struct histsum *h, const char *email, int64_t date,
 		      double *prior, double *bugs)
 {
 	int64_t who = person_id(h, email);
-	const unsigned char *r = NULL;
-	size_t n = 0, end, k;
+	sqlite3_stmt *st = q(h, H_REV);
 
-	*prior = *bugs = 0;
-	if (who) {
-		sqlite3_stmt *st = q(h, H_REV);
+	sqlite3_bind_int64(st, 1, h->repo_id);
+	sqlite3_bind_int64(st, 2, who);
+	count_dated(st, date, prior, bugs);
+}
 
+/* The touched files' distinct earlier commits, known bugs and fixes. */
+static int file_bugs(struct histsum *h, const struct patch *p, int64_t date,
+		     float *t)
+{
+	double bugs = 0, fixes = 0;
+	size_t i, k, n, end;
+	int rc = 0;
+
+	idset_clear(&h->a);
+	for (i = 0; i < p->nfiles && rc >= 0; i++) {
+		const struct patch_file *f = &p->files[i];
+		const char *path = file_path(f);
+		const unsigned char *r;
+		sqlite3_stmt *st;
+
+		if (!path || f->status == PATCH_FILE_ADDED)
+			continue;
+		st = q(h, H_FILE);
+		sqlite3_bind_int64(st, 1, h->repo_id);
+		sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+		r = rows_of(st, FROW, &n);
+		end = r ? before(r, n, FROW, date) : 0;
+		k = end > MAX_FILE_ROWS ? end - MAX_FILE_ROWS : 0;
+		for (; k < end && rc >= 0; k++) {
+			const unsigned char *row = r + k * FROW;
+
+			rc = idset_add(&h->a, get64(row + 16));
+			if (rc > 0) {
+				bugs += get64(row + 8) < date;
+				fixes += row[40] != 0;
+			}
+		}
+	}
+	if (rc < 0)
+		return rc;
+	t[FEAT_FILE_BUGS] = (float)bugs;
+	t[FEAT_FILE_FIXES] = (float)fixes;
+	t[FEAT_FILE_BUGRATE] = (float)bughist_rate(bugs, (double)h->a.n);
+	return 0;
+}
+
+int histsum_bugs(struct histsum *h, const struct patch *p, int64_t date,
+		 float *t)
+{
+	const char *subj = p->subject.clean;
+	size_t len = bughist_component(subj);
+	double n, bugs;
+	int rc = file_bugs(h, p, date, t);
+	sqlite3_stmt *st;
+
+	if (rc)
+		return rc;
+	if (p->author.email) {
+		int64_t who = person_id(h, p->author.email);
+
+		st = q(h, H_AUTHOR);
 		sqlite3_bind_int64(st, 1, h->repo_id);
 		sqlite3_bind_int64(st, 2, who);
-		r = rows_of(st, RROW, &n);
+		count_dated(st, date, &n, &bugs);
+		t[FEAT_AUTHOR_BUGS] = (float)bugs;
+		t[FEAT_AUTHOR_BUGRATE] = (float)bughist_rate(bugs, n);
 	}
-	end = r ? before(r, n, RROW, date) : 0;
-	*prior = (double)end;
-	for (k = 0; k < end; k++)
-		*bugs += get64(r + k * RROW + 8) < date;
+	if (len) {
+		st = q(h, H_COMP);
+		sqlite3_bind_int64(st, 1, h->repo_id);
+		sqlite3_bind_text(st, 2, subj, (int)len, SQLITE_STATIC);
+		count_dated(st, date, &n, &bugs);
+		t[FEAT_COMP_CHANGES] = (float)n;
+		t[FEAT_COMP_BUGRATE] = (float)bughist_rate(bugs, n);
+	}
+	return 0;
 }

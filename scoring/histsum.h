@@ -1,17 +1,20 @@
 /*
  * histsum.h - as-of history summaries for patches that are not mined (a
- * mail).  Such a patch gets its file history (LT, NDEV, NUC, AGE, SEXP)
- * and its reviewers' records from the mined commits dated before it;
- * features.c defines them by SQL over commit_files, trailers and labels,
- * which reads every earlier change of every touched file (18 ms a patch
- * on DPDK).  histsum.c keeps the same rows in date order, one blob per
- * path (hist_files), per author and top-level directory
- * (hist_author_tops) and per reviewer (hist_reviewers), so any as-of date
- * is a few primary-key lookups and a binary search, and the values are
- * exactly the SQL's (tests/unit/test_histsum.c compares both).  The
- * summary is rebuilt after each `mine` (history.c) and, when it does not
- * match the last mine run (hist_state: repos.tip and mined_at, and the
- * blob format), when a feature context opens it.
+ * mail).  Such a patch gets its file history (LT, NDEV, NUC, AGE, SEXP),
+ * its reviewers' records and its past-bug columns (bughist.h) from the
+ * mined commits dated before it; features.c and bughist.c define them by
+ * SQL over commit_files, trailers, commits and labels, which reads every
+ * earlier change of every touched file, every earlier commit of the
+ * author and the component, row by row (18 ms a patch on DPDK).
+ * histsum.c keeps the same rows in date order, one blob per path
+ * (hist_files), per author and top-level directory (hist_author_tops),
+ * per reviewer (hist_reviewers), per author (hist_authors) and per
+ * subject component (hist_components), so any as-of date is a few
+ * primary-key lookups and a binary search, and the values are exactly
+ * the SQL's (tests/unit/test_histsum.c compares both).  The summary is
+ * rebuilt after each `mine` (history.c) and, when it does not match the
+ * last mine run (hist_state: repos.tip and mined_at, and the blob
+ * format), when a feature context opens it.
  */
 #ifndef PT_HISTSUM_H
 #define PT_HISTSUM_H
@@ -23,7 +26,7 @@
 #include "pt.h"
 
 /* Bump when a blob's layout changes: older summaries are then rebuilt. */
-#define HISTSUM_FORMAT 1
+#define HISTSUM_FORMAT 2
 
 /* Rebuild the summary of repository REPO_ID from the mined tables. */
 int histsum_build(struct db *db, int64_t repo_id);
@@ -56,5 +59,13 @@ int histsum_files(struct histsum *h, const struct patch *p, int64_t date,
  */
 void histsum_reviewer(struct histsum *h, const char *email, int64_t date,
 		      double *prior, double *bugs);
+
+/*
+ * bughist.h's columns of p as of DATE into t, as bughist_unmined()
+ * computes them: the touched files' known bugs, fixes and rate, the
+ * author's known bugs and rate, the subject component's changes and rate.
+ */
+int histsum_bugs(struct histsum *h, const struct patch *p, int64_t date,
+		 float *t);
 
 #endif

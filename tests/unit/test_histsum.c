@@ -6,7 +6,8 @@
  * and uncounted files, repeated reviewers, bug labels known before and
  * after the patch, a second repository over the same paths), random
  * unmined patches get the same feature vector from feat_compute() with
- * the summary and with feat_ctx_no_summary().  A new mine run makes the
+ * the summary and with feat_ctx_no_summary(), the past-bug columns of
+ * bughist.c included (subjects with and without a component).  A new mine run makes the
  * summary stale; the next feature context rebuilds it.
  */
 #include <setjmp.h>
@@ -35,6 +36,13 @@ static const char *const paths[] = {
 	"app/t.c", "lib/b.h", "x/y",
 };
 #define NPATHS (sizeof(paths) / sizeof(paths[0]))
+
+/* components "net/x", "lib", "doc"; none in the last three */
+static const char *const subjects[] = {
+	"net/x: fix a leak", "net/x: add a queue", "lib: fix b", "lib: c",
+	"doc: d", "net/x:y: e", "no component", "lib:f",
+};
+#define NSUBJECTS (sizeof(subjects) / sizeof(subjects[0]))
 
 static uint64_t seed = 88172645463325252ull;
 
@@ -76,9 +84,10 @@ static void add_commits(struct db *db, int repo, int first, int n)
 		snprintf(dsql, sizeof(dsql), "%ld", date);
 		snprintf(asql, sizeof(asql), "%d", author);
 		exec(db, "INSERT INTO commits (repo_id, sha, seq, nparents, "
-		     "author_id, commit_date) VALUES (%d, '%d-%d', %d, 1, %s, "
-		     "%s)", repo, repo, i, i, author ? asql : "NULL",
-		     i == first + 7 ? "NULL" : dsql);
+		     "author_id, commit_date, subject) VALUES (%d, '%d-%d', "
+		     "%d, 1, %s, %s, '%s')", repo, repo, i, i,
+		     author ? asql : "NULL", i == first + 7 ? "NULL" : dsql,
+		     subjects[rnd(NSUBJECTS)]);
 		id = (int)sqlite3_last_insert_rowid(db->h);
 		p0 = rnd(NPATHS);
 		step = "\1\5\7\13"[rnd(4)]; /* prime to NPATHS */
@@ -170,10 +179,13 @@ static struct patch *random_patch(void)
 	struct buf d = BUF_INIT, m = BUF_INIT;
 	struct patch *p;
 	unsigned i, nused = 0, n = 1 + rnd(4), who = rnd(NPEOPLE + 3);
-	const char *used[4];
+	const char *used[4], *subj;
 
 	assert_int_equal(patch_new(&p), 0);
 	p->source = PATCH_FROM_MAIL;
+	subj = subjects[rnd(NSUBJECTS)];
+	subject_clear(&p->subject);
+	assert_int_equal(subject_parse(&p->subject, subj, strlen(subj)), 0);
 	/* p10, p11: unknown addresses; NPEOPLE + 2: none */
 	if (who < NPEOPLE + 2) {
 		char e[32];
@@ -242,7 +254,9 @@ static unsigned compare(struct db *db, unsigned n)
 		assert_true(same_tab(&a, &b));
 		/* the cases must not be trivial: history found */
 		hist += a.tab[FEAT_NUC] > 1 && a.tab[FEAT_SEXP] > 0 &&
-			a.tab[FEAT_REV_PRIOR] > 0;
+			a.tab[FEAT_REV_PRIOR] > 0 && a.tab[FEAT_FILE_BUGS] > 0 &&
+			a.tab[FEAT_AUTHOR_BUGS] > 0 &&
+			a.tab[FEAT_COMP_CHANGES] > 0;
 		feat_vec_free(&a);
 		feat_vec_free(&b);
 		patch_free(p);
