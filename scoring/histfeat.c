@@ -25,6 +25,15 @@
  * A rename carries the file's history to its new path.  Authors are
  * people after .mailmap.
  *
+ * Past bugs (bughist.h), known at this commit's date: a commit counts
+ * as known buggy when labels.bug and labels.discovered (the earliest
+ * fixing commit's date) < this commit's commit date.
+ *   file_bugs   of NUC's commits, the known buggy ones
+ *   file_fixes  of NUC's commits, those labelled fix (Fixes:/Cc: stable)
+ *   author_bugs of EXP's commits, the known buggy ones
+ *   comp_changes, comp_bugs  earlier commits whose subject has the same
+ *               first component (bughist_component), and the known buggy
+ *
  * For every Reviewed-by, Acked-by and Tested-by person: prior = earlier
  * commits they reviewed, acked or tested (any of the three); prior_bug =
  * those whose bug-introducing label was discovered (labels.discovered,

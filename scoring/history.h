@@ -79,7 +79,13 @@
  *              training negative/positive; 0 = too young to be a negative
  * features     Kamei et al. 2013 features from strictly earlier commits
  *   (lower seq); see histfeat.c for exact definitions.
- *   ns nd nf entropy la ld lt ndev age nuc exp rexp sexp
+ *   ns nd nf entropy la ld lt ndev age nuc exp rexp sexp; and (migration
+ *   10) the past bugs known at the commit's date, i.e. of commits whose
+ *   labels.discovered is before its commit_date: file_bugs and file_fixes
+ *   (of NUC's commits, the known buggy ones and the fixes), author_bugs
+ *   (of EXP's; NULL without an author), comp_changes and comp_bugs (the
+ *   earlier commits whose subject has the same first component, and the
+ *   known buggy ones; NULL when the subject has none)
  * reviews      one row per (commit, person, kind) for Reviewed-by,
  *   Acked-by and Tested-by.  is_maintainer: the person is an M: or R: of
  *   a MAINTAINERS section matching a touched file (NULL when the tree has
