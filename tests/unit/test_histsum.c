@@ -8,7 +8,8 @@
  * unmined patches get the same feature vector from feat_compute() with
  * the summary and with feat_ctx_no_summary(), the past-bug columns of
  * bughist.c included (subjects with and without a component).  A new mine run makes the
- * summary stale; the next feature context rebuilds it.
+ * summary stale; the next feature context rebuilds it.  `mine`, first
+ * and incremental, leaves it current and equal to the SQL.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,11 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "db.h"
 #include "feat.h"
 #include "histsum.h"
+#include "history.h"
 #include "patch.h"
 
 #define BASE 1600000000
@@ -236,14 +239,24 @@ static int same_tab(const struct feat_vec *a, const struct feat_vec *b)
 	return same;
 }
 
-/* N random patches, scored with and without the summary of repo 1. */
-static unsigned compare(struct db *db, unsigned n)
+/*
+ * N random patches, scored with and without the summary of REPO; how
+ * many had all of the history columns below non-trivial, and in *seen a
+ * bit for each column that was in some patch.
+ */
+static unsigned compare_repo(struct db *db, int64_t repo, unsigned n,
+			     unsigned *seen)
 {
+	static const enum feat_id cols[] = {
+		FEAT_NUC, FEAT_SEXP, FEAT_REV_PRIOR, FEAT_FILE_BUGS,
+		FEAT_AUTHOR_BUGS, FEAT_COMP_CHANGES,
+	};
+	unsigned k, all;
 	struct feat_ctx *fast, *slow;
 	unsigned i, hist = 0;
 
-	assert_int_equal(feat_ctx_new(&fast, db, 1), 0);
-	assert_int_equal(feat_ctx_new(&slow, db, 1), 0);
+	assert_int_equal(feat_ctx_new(&fast, db, repo), 0);
+	assert_int_equal(feat_ctx_new(&slow, db, repo), 0);
 	feat_ctx_no_summary(slow);
 	for (i = 0; i < n; i++) {
 		struct patch *p = random_patch();
@@ -253,10 +266,12 @@ static unsigned compare(struct db *db, unsigned n)
 		assert_int_equal(feat_compute(&b, slow, p, NULL, 12, 0), 0);
 		assert_true(same_tab(&a, &b));
 		/* the cases must not be trivial: history found */
-		hist += a.tab[FEAT_NUC] > 1 && a.tab[FEAT_SEXP] > 0 &&
-			a.tab[FEAT_REV_PRIOR] > 0 && a.tab[FEAT_FILE_BUGS] > 0 &&
-			a.tab[FEAT_AUTHOR_BUGS] > 0 &&
-			a.tab[FEAT_COMP_CHANGES] > 0;
+		for (k = 0, all = 1; k < sizeof(cols) / sizeof(cols[0]); k++)
+			if (a.tab[cols[k]] > (cols[k] == FEAT_NUC))
+				*seen |= 1u << k;
+			else
+				all = 0;
+		hist += all;
 		feat_vec_free(&a);
 		feat_vec_free(&b);
 		patch_free(p);
@@ -264,6 +279,13 @@ static unsigned compare(struct db *db, unsigned n)
 	feat_ctx_free(fast);
 	feat_ctx_free(slow);
 	return hist;
+}
+
+static unsigned compare(struct db *db, unsigned n)
+{
+	unsigned seen = 0;
+
+	return compare_repo(db, 1, n, &seen);
 }
 
 static void test_summary_is_the_sql(void **state)
@@ -304,10 +326,97 @@ static void test_summary_is_the_sql(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A git history over the same paths, people and subjects: phase 2 adds
+ * commits, one of them fixing a phase 1 commit (a new bug label).
+ */
+static const char script[] =
+	"set -e\n"
+	"cd \"$1\"\n"
+	"c() { printf '%s\\n\\nReviewed-by: R <p%s@example.org>\\n' \"$4\" "
+	"\"$5\" > ../m; [ -z \"$6\" ] || printf 'Fixes: %s (\"x\")\\n' \"$6\" "
+	">> ../m; git add -A; GIT_AUTHOR_DATE=\"@$1 +0000\" "
+	"GIT_COMMITTER_DATE=\"@$1 +0000\" GIT_AUTHOR_NAME=\"$2\" "
+	"GIT_AUTHOR_EMAIL=\"$3\" git commit -q -F ../m; }\n"
+	"e() { mkdir -p \"$(dirname \"$1\")\"; echo \"$2\" >> \"$1\"; }\n"
+	"if [ \"$2\" = 1 ]; then\n"
+	"git init -q -b main .\n"
+	"git config user.name C; git config user.email c@example.org\n"
+	"e lib/a.c 1; e README 1; c 1600000000 A p1@example.org 'lib: a' 4\n"
+	"e lib/a.c 2; e drivers/net/x.c 1; c 1600020000 B p2@example.org "
+	"'net/x: add a queue' 5\n"
+	"git rev-parse HEAD > ../bug.sha\n"
+	"e drivers/net/x.c 2; e lib/b.c 1; c 1600040000 A p1@example.org "
+	"'net/x: b' 4\n"
+	"e lib/b.c 2; git rm -q README; c 1600060000 C p3@example.org 'lib: c' 6\n"
+	"else\n"
+	"e drivers/net/x.c 3; c 1600080000 A p1@example.org 'net/x: fix a leak' "
+	"5 $(cat ../bug.sha)\n"
+	"git mv lib/b.c lib/b.h; e lib/a.c 3; c 1600100000 B p2@example.org "
+	"'lib: d' 4\n"
+	"e drivers/net/x.c 4; e MAINTAINERS 1; c 1600120000 B p2@example.org "
+	"'net/x: e' 6\n"
+	"fi\n";
+
+static void mine_phase(const char *dir, struct db *db, int phase)
+{
+	char cmd[512], path[128];
+	struct mine_result res;
+	struct mine_opts o;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/mk.sh", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(script, fp);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd), "sh %s %s/repo %d >/dev/null 2>&1", path,
+		 dir, phase);
+	assert_int_equal(system(cmd), 0);
+	memset(&o, 0, sizeof(o));
+	snprintf(path, sizeof(path), "%s/repo", dir);
+	o.repo = path;
+	o.threads = 1;
+	assert_int_equal(mine_run(&res, db, &o), 0);
+}
+
+static void test_mine_keeps_it_current(void **state)
+{
+	char dir[] = "/tmp/pt-histsum-XXXXXX", path[64], cmd[96];
+	struct db *db;
+	int64_t repo;
+	unsigned seen = 0;
+	int cur = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/repo", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	assert_int_equal(db_open(&db, path), 0);
+	mine_phase(dir, db, 1);
+	snprintf(path, sizeof(path), "%s/repo", dir);
+	assert_int_equal(mine_repo_id(&repo, db, path), 0);
+	assert_int_equal(histsum_current(&cur, db, repo), 0);
+	assert_int_equal(cur, 1);
+	compare_repo(db, repo, 200, &seen);
+	mine_phase(dir, db, 2);
+	assert_int_equal(histsum_current(&cur, db, repo), 0);
+	assert_int_equal(cur, 1);
+	/* the fix of phase 2 is seen: past bugs, and equal to the SQL */
+	seen = 0;
+	compare_repo(db, repo, 300, &seen);
+	assert_int_equal(seen, 0x3f);
+	db_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_is_the_sql),
+		cmocka_unit_test(test_mine_keeps_it_current),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
