@@ -194,15 +194,35 @@ out:
 	return rc;
 }
 
-/* One top-level directory of the author being read. */
+/* The records gathered for one key: an author's directory, a component. */
 struct topacc {
 	struct buf rows;
 	size_t n;
 	int64_t last;       /* the last commit added: one record a commit */
 };
 
-/* Save (unless INS is NULL) and free the author's directories. */
-static int flush_tops(struct db *db, sqlite3_stmt *ins, int64_t repo_id,
+/* The accumulator of KEY in M, added when missing. */
+static int acc_get(struct topacc **out, struct strmap *m, const char *key,
+		   size_t len)
+{
+	struct strmap_entry *e;
+	int rc = strmap_put(&e, NULL, m, key, len);
+
+	if (!rc && !e->v.p) {
+		if (!(e->v.p = pt_calloc(1, sizeof(**out))))
+			rc = PT_ENOMEM;
+		else
+			buf_init(&((struct topacc *)e->v.p)->rows, 0);
+	}
+	*out = rc ? NULL : e->v.p;
+	return rc;
+}
+
+/*
+ * Save (unless INS is NULL) and free the accumulators of M, each under
+ * KEY (the author; 0: none) and its own text key.
+ */
+static int flush_accs(struct db *db, sqlite3_stmt *ins, int64_t repo_id,
 		      int64_t author, struct strmap *tops)
 {
 	struct strmap_entry *e;
@@ -248,28 +268,19 @@ static int build_author_tops(struct db *db, int64_t repo_id)
 		int64_t id = sqlite3_column_int64(st, 1);
 		const char *p = (const char *)sqlite3_column_text(st, 3);
 		const char *sl;
-		struct strmap_entry *e;
 		struct topacc *acc;
 
 		if (!p)
 			continue;
 		if (a != author) {
-			rc = flush_tops(db, ins, repo_id, author, &tops);
+			rc = flush_accs(db, ins, repo_id, author, &tops);
 			author = a;
 		}
 		sl = strchr(p, '/');
 		if (!rc)
-			rc = strmap_put(&e, NULL, &tops, p,
-					sl ? (size_t)(sl - p) : 0);
-		if (!rc && !e->v.p) {
-			if (!(e->v.p = pt_calloc(1, sizeof(*acc))))
-				rc = PT_ENOMEM;
-			else
-				buf_init(&((struct topacc *)e->v.p)->rows, 0);
-		}
+			rc = acc_get(&acc, &tops, p, sl ? (size_t)(sl - p) : 0);
 		if (rc)
 			break;
-		acc = e->v.p;
 		if (acc->n && acc->last == id)
 			continue;
 		acc->last = id;
@@ -278,9 +289,9 @@ static int build_author_tops(struct db *db, int64_t repo_id)
 		     add64(&acc->rows, id);
 	}
 	if (!rc)
-		rc = flush_tops(db, ins, repo_id, author, &tops);
+		rc = flush_accs(db, ins, repo_id, author, &tops);
 	else
-		flush_tops(db, NULL, repo_id, author, &tops);
+		flush_accs(db, NULL, repo_id, author, &tops);
 out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(ins);
@@ -356,27 +367,6 @@ static int build_authors(struct db *db, int64_t repo_id)
 			   "rows) VALUES (?, ?, ?, ?)");
 }
 
-/* Save (unless INS is NULL) and free the components' records. */
-static int flush_comps(struct db *db, sqlite3_stmt *ins, int64_t repo_id,
-		       struct strmap *comps)
-{
-	struct strmap_entry *e;
-	int rc = 0;
-
-	strmap_for_each(comps, e) {
-		struct topacc *a = e->v.p;
-
-		if (!rc && a && ins)
-			rc = put_blob(db, ins, repo_id, 0, e->key, e->klen,
-				      &a->rows, a->n);
-		if (a)
-			buf_free(&a->rows);
-		free(a);
-	}
-	strmap_free(comps);
-	return rc;
-}
-
 static int build_components(struct db *db, int64_t repo_id)
 {
 	sqlite3_stmt *st = NULL, *ins = NULL;
@@ -398,26 +388,18 @@ static int build_components(struct db *db, int64_t repo_id)
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		const char *subj = (const char *)sqlite3_column_text(st, 0);
 		size_t len = bughist_component(subj);
-		struct strmap_entry *e;
 		struct topacc *acc;
 
 		if (!len)
 			continue;
-		rc = strmap_put(&e, NULL, &comps, subj, len);
-		if (!rc && !e->v.p) {
-			if (!(e->v.p = pt_calloc(1, sizeof(*acc))))
-				rc = PT_ENOMEM;
-			else
-				buf_init(&((struct topacc *)e->v.p)->rows, 0);
-		}
+		rc = acc_get(&acc, &comps, subj, len);
 		if (rc)
 			break;
-		acc = e->v.p;
 		acc->n++;
 		rc = add64(&acc->rows, sqlite3_column_int64(st, 1)) ?:
 		     add64(&acc->rows, known_date(st, 2, 3));
 	}
-	rc = flush_comps(db, rc ? NULL : ins, repo_id, &comps) ?: rc;
+	rc = flush_accs(db, rc ? NULL : ins, repo_id, 0, &comps) ?: rc;
 out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(ins);
@@ -589,8 +571,9 @@ static int idset_grow(struct idset *s)
 	for (i = 0; i < s->cap; i++) {
 		if (!s->v[i])
 			continue;
-		for (k = mix(s->v[i]) & (cap - 1); v[k]; k = (k + 1) & (cap - 1))
-			;
+		k = mix(s->v[i]) & (cap - 1);
+		while (v[k])
+			k = (k + 1) & (cap - 1);
 		v[k] = s->v[i];
 	}
 	free(s->v);

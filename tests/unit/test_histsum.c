@@ -7,9 +7,10 @@
  * after the patch, a second repository over the same paths), random
  * unmined patches get the same feature vector from feat_compute() with
  * the summary and with feat_ctx_no_summary(), the past-bug columns of
- * bughist.c included (subjects with and without a component).  A new mine run makes the
- * summary stale; the next feature context rebuilds it.  `mine`, first
- * and incremental, leaves it current and equal to the SQL.
+ * bughist.c included (subjects with and without a component).  A new
+ * mine run makes the summary stale; the next feature context rebuilds
+ * it.  `mine`, first and incremental, leaves it current and equal to
+ * the SQL.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,7 +96,7 @@ static void add_commits(struct db *db, int repo, int first, int n)
 		p0 = rnd(NPATHS);
 		step = "\1\5\7\13"[rnd(4)]; /* prime to NPATHS */
 		for (k = 0; k < nf; k++) {
-			/* distinct paths: SQL orders a path twice arbitrarily */
+			/* distinct: SQL orders a path twice arbitrarily */
 			const char *path = paths[(p0 + (unsigned)k * step) %
 						 NPATHS];
 			char st = "MMMMADR"[rnd(7)], old[40] = "NULL";
@@ -348,10 +349,11 @@ static const char script[] =
 	"git rev-parse HEAD > ../bug.sha\n"
 	"e drivers/net/x.c 2; e lib/b.c 1; c 1600040000 A p1@example.org "
 	"'net/x: b' 4\n"
-	"e lib/b.c 2; git rm -q README; c 1600060000 C p3@example.org 'lib: c' 6\n"
+	"e lib/b.c 2; git rm -q README; c 1600060000 C p3@example.org "
+	"'lib: c' 6\n"
 	"else\n"
-	"e drivers/net/x.c 3; c 1600080000 A p1@example.org 'net/x: fix a leak' "
-	"5 $(cat ../bug.sha)\n"
+	"e drivers/net/x.c 3; c 1600080000 A p1@example.org "
+	"'net/x: fix a leak' 5 $(cat ../bug.sha)\n"
 	"git mv lib/b.c lib/b.h; e lib/a.c 3; c 1600100000 B p2@example.org "
 	"'lib: d' 4\n"
 	"e drivers/net/x.c 4; e MAINTAINERS 1; c 1600120000 B p2@example.org "
