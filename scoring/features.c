@@ -271,6 +271,12 @@ static void history_unmined(struct feat_ctx *c, const struct patch *p,
 
 	if (!p->author.email)
 		return;
+	if (c->hs) {
+		histsum_experience(c->hs, p->author.email, date, &exp, &rexp);
+		t[FEAT_EXP] = (float)exp;
+		t[FEAT_REXP] = (float)rexp;
+		return;
+	}
 	st = q(c, Q_AUTHOR);
 	sqlite3_bind_int64(st, 1, c->repo_id);
 	sqlite3_bind_text(st, 2, p->author.email, -1, SQLITE_STATIC);

@@ -756,6 +756,28 @@ void histsum_reviewer(struct histsum *h, const char *email, int64_t date,
 	count_dated(st, date, prior, bugs);
 }
 
+void histsum_experience(struct histsum *h, const char *email, int64_t date,
+			double *exp, double *rexp)
+{
+	int64_t who = person_id(h, email);
+	sqlite3_stmt *st = q(h, H_AUTHOR);
+	const unsigned char *r;
+	size_t n, end, k;
+
+	sqlite3_bind_int64(st, 1, h->repo_id);
+	sqlite3_bind_int64(st, 2, who);
+	r = rows_of(st, RROW, &n);
+	end = r ? before(r, n, RROW, date) : 0;
+	*exp = (double)end;
+	*rexp = 0;
+	for (k = 0; k < end; k++) {
+		double y = (double)(date - get64(r + k * RROW)) /
+			   (365.25 * DAY);
+
+		*rexp += 1.0 / (1.0 + (y > 0 ? y : 0));
+	}
+}
+
 /* The touched files' distinct earlier commits, known bugs and fixes. */
 static int file_bugs(struct histsum *h, const struct patch *p, int64_t date,
 		     float *t)

@@ -61,6 +61,13 @@ void histsum_reviewer(struct histsum *h, const char *email, int64_t date,
 		      double *prior, double *bugs);
 
 /*
+ * EMAIL's commits dated before DATE (*exp) and the sum over them of
+ * 1 / (1 + age in years at DATE) (*rexp), features.c's EXP and REXP.
+ */
+void histsum_experience(struct histsum *h, const char *email, int64_t date,
+			double *exp, double *rexp);
+
+/*
  * bughist.h's columns of p as of DATE into t, as bughist_unmined()
  * computes them: the touched files' known bugs, fixes and rate, the
  * author's known bugs and rate, the subject component's changes and rate.
