@@ -70,19 +70,15 @@ double bughist_rate(double bugs, double n)
 
 void bughist_free(struct bughist *b)
 {
-	size_t i;
-
 	if (!b)
 		return;
-	for (i = 0; i < NB; i++)
-		sqlite3_finalize(b->st[i]);
+	db_finalize_all(b->st, NB);
 	free(b);
 }
 
 int bughist_new(struct bughist **out, struct db *db, int64_t repo_id)
 {
 	struct bughist *b;
-	size_t i;
 	int rc;
 
 	*out = NULL;
@@ -90,12 +86,10 @@ int bughist_new(struct bughist **out, struct db *db, int64_t repo_id)
 	if (!b)
 		return PT_ENOMEM;
 	b->repo_id = repo_id;
-	for (i = 0; i < NB; i++) {
-		rc = db_prepare(&b->st[i], db, bsql[i]);
-		if (rc) {
-			bughist_free(b);
-			return rc;
-		}
+	rc = db_prepare_all(b->st, db, bsql, NB);
+	if (rc) {
+		bughist_free(b);
+		return rc;
 	}
 	*out = b;
 	return 0;

@@ -321,6 +321,29 @@ int db_prepare(sqlite3_stmt **out, struct db *db, const char *sql)
 	return 0;
 }
 
+int db_prepare_all(sqlite3_stmt **st, struct db *db,
+		   const char *const *sql, size_t n)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n && !rc; i++)
+		rc = db_prepare(&st[i], db, sql[i]);
+	if (rc)
+		db_finalize_all(st, n);
+	return rc;
+}
+
+void db_finalize_all(sqlite3_stmt **st, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		sqlite3_finalize(st[i]);
+		st[i] = NULL;
+	}
+}
+
 static int get_user_version(struct db *db, int *out)
 {
 	sqlite3_stmt *st;

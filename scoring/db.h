@@ -39,6 +39,14 @@ int db_savepoint(struct db *db, const char *name, int *own);
 int db_release(struct db *db, const char *name, int own, int rc);
 /* Prepare with a clear error. */
 int db_prepare(sqlite3_stmt **out, struct db *db, const char *sql);
+/*
+ * Prepare sql[0..n) into st[0..n), a module's statements prepared once.
+ * On failure the ones prepared are finalised and st is all NULL.
+ */
+int db_prepare_all(sqlite3_stmt **st, struct db *db,
+		   const char *const *sql, size_t n);
+/* Finalise st[0..n) (NULL entries are fine). */
+void db_finalize_all(sqlite3_stmt **st, size_t n);
 /* Set the pt error from the database's message; returns PT_EIO. */
 int db_error(struct db *db, const char *what);
 

@@ -168,12 +168,9 @@ struct feat_ctx {
 
 void feat_ctx_free(struct feat_ctx *c)
 {
-	size_t i;
-
 	if (!c)
 		return;
-	for (i = 0; i < NQ; i++)
-		sqlite3_finalize(c->st[i]);
+	db_finalize_all(c->st, NQ);
 	histsum_free(c->hs);
 	bughist_free(c->bh);
 	free(c);
@@ -182,7 +179,6 @@ void feat_ctx_free(struct feat_ctx *c)
 int feat_ctx_new(struct feat_ctx **out, struct db *db, int64_t repo_id)
 {
 	struct feat_ctx *c;
-	size_t i;
 	int rc;
 
 	*out = NULL;
@@ -191,12 +187,9 @@ int feat_ctx_new(struct feat_ctx **out, struct db *db, int64_t repo_id)
 		return PT_ENOMEM;
 	c->db = db;
 	c->repo_id = repo_id;
-	for (i = 0; db && i < NQ; i++) {
-		rc = db_prepare(&c->st[i], db, queries[i]);
-		if (rc) {
-			feat_ctx_free(c);
-			return rc;
-		}
+	if (db && (rc = db_prepare_all(c->st, db, queries, NQ))) {
+		feat_ctx_free(c);
+		return rc;
 	}
 	if (db && (rc = bughist_new(&c->bh, db, repo_id))) {
 		feat_ctx_free(c);

@@ -508,12 +508,9 @@ struct histsum {
 
 void histsum_free(struct histsum *h)
 {
-	size_t i;
-
 	if (!h)
 		return;
-	for (i = 0; i < NH; i++)
-		sqlite3_finalize(h->st[i]);
+	db_finalize_all(h->st, NH);
 	free(h->a.v);
 	free(h->b.v);
 	free(h);
@@ -523,7 +520,6 @@ int histsum_open(struct histsum **out, struct db *db, int64_t repo_id)
 {
 	struct histsum *h;
 	int cur = 0, rc;
-	size_t i;
 
 	*out = NULL;
 	rc = histsum_current(&cur, db, repo_id);
@@ -537,8 +533,7 @@ int histsum_open(struct histsum **out, struct db *db, int64_t repo_id)
 	if (!h)
 		return PT_ENOMEM;
 	h->repo_id = repo_id;
-	for (i = 0; i < NH && !rc; i++)
-		rc = db_prepare(&h->st[i], db, hsql[i]);
+	rc = db_prepare_all(h->st, db, hsql, NH);
 	if (rc) {
 		histsum_free(h);
 		return rc;
