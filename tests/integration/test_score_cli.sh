@@ -76,9 +76,10 @@ pt score --json --commit "$fixrev" --repo "$repo" > "$tmp/c.json"
 pt score --json "$tmp/fix.eml" > "$tmp/m.json" || fail "score on a mail failed"
 pt score --json - < "$tmp/fix.eml" > "$tmp/stdin.json"
 cmp -s "$tmp/m.json" "$tmp/stdin.json" || fail "score FILE and score - differ"
-# A mail is not mined: its file history comes from SQL over the stored
-# file changes before it (features.c, files_unmined), the same values as
-# the miner's here.  What a mail cannot have (the commit's latency, a
+# A mail is not mined: its file history comes from the as-of summaries
+# of the stored changes before it (histsum.c; the SQL of features.c and
+# bughist.c where there is no summary), the same values as the miner's
+# here.  What a mail cannot have (the commit's latency, a
 # reviewer's MAINTAINERS role) may still move p(bug) a little.
 pycheck "$tmp/c.json" "$tmp/m.json" <<'EOF' || fail "mail and commit disagree"
 import json, sys
