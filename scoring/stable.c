@@ -122,6 +122,12 @@ struct bcommit {
 	enum stable_match kind; /* marker kind, NONE when it has none */
 };
 
+struct skey {
+	uint64_t author, committer; /* FNV-1a of the lowercased emails */
+	int64_t when;               /* commit time */
+	size_t idx;
+};
+
 struct changes {
 	struct treediff_file *f;  /* sorted by path */
 	size_t n;
@@ -140,6 +146,7 @@ struct stable_priv {
 	struct oidmap sigs;       /* path signature of an unmarked b[] */
 	struct oidmap anc;        /* base's history back to the oldest target */
 	struct changes *rch;      /* files changed by each range commit */
+	struct skey *sk;          /* who wrote and applied each, for series */
 	size_t jobs;              /* threads for collect_all, >= 1 */
 	struct bcommit *b;
 	size_t nb, bcap;
@@ -256,6 +263,89 @@ static int find_revert(char hex[41], const char *msg)
 			return 1;
 	}
 	return 0;
+}
+
+static int resolve_commit(git_oid *out, git_repository *repo,
+			  const char *hex);
+
+/* The summary has fix, fixes, fixed or fixing as a word. */
+static int says_fix(const char *sum)
+{
+	static const char *const words[] = { "fix", "fixes", "fixed",
+					     "fixing" };
+	const char *s, *w;
+	size_t n, k;
+
+	for (s = sum; *s; s = w) {
+		while (*s && !isalnum((unsigned char)*s))
+			s++;
+		for (w = s; isalnum((unsigned char)*w); w++)
+			;
+		n = (size_t)(w - s);
+		for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+			if (n == strlen(words[k]) && !strncasecmp(s, words[k], n))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A commit id in running text: 7..40 hex digits with a letter and a
+ * digit, not part of a word, path, address or version ("v1.2-abc").
+ */
+static int text_hex(char hex[41], const char *s, const char *start,
+		    const char *end)
+{
+	size_t n = hex_run(s, end), i, digits = 0;
+
+	if (s > start && (isalnum((unsigned char)s[-1]) ||
+			  strchr("/-_.@=+%#~", s[-1])))
+		return 0;
+	if (n < 7 || n > 40 || (s + n < end && (isalnum((unsigned char)s[n])
+						|| strchr("-_@/", s[n]))))
+		return 0;
+	for (i = 0; i < n; i++)
+		digits += isdigit((unsigned char)s[i]) != 0;
+	if (!digits || digits == n)
+		return 0;
+	memcpy(hex, s, n);
+	hex[n] = '\0';
+	return 1;
+}
+
+/*
+ * The first id the changelog names that resolves to a commit, outside
+ * the subject and the Fixes:, revert and upstream marker lines (those
+ * have their own facts).
+ */
+static void scan_cites(struct stable_commit *sc, git_repository *repo,
+		       const char *msg)
+{
+	const char *s = strchrnul(msg, '\n'), *eol, *p;
+	enum stable_match kind;
+	char hex[41];
+	git_oid id;
+
+	for (; *s; s = *eol ? eol + 1 : eol) {
+		s += *s == '\n';
+		eol = strchrnul(s, '\n');
+		p = skip_blank(s, eol);
+		if (starts(p, eol, "fixes:") || line_marker(hex, &kind, s, eol))
+			continue;
+		for (; p < eol; p++) {
+			if (!text_hex(hex, p, s, eol))
+				continue;
+			if (p >= s + 20 && starts(p - 20, eol,
+						  "This reverts commit "))
+				continue;
+			if (!resolve_commit(&id, repo, hex) &&
+			    git_oid_streq(&id, sc->id)) {
+				git_oid_tostr(sc->cites, sizeof(sc->cites),
+					      &id);
+				return;
+			}
+		}
+	}
 }
 
 static int is_stable_cc(const struct trailer *t)
@@ -610,6 +700,8 @@ static int read_tags(struct stable_commit *sc, git_repository *repo,
 	}
 	if (unresolved || sc->has_fixes)
 		sc->target = STABLE_TARGET_UNKNOWN;
+	if (!rc)
+		scan_cites(sc, repo, msg);
 	trailers_free(t, n);
 	return rc;
 }
@@ -625,6 +717,17 @@ static char *author_of(const git_commit *c)
 	return buf_detach(&b, NULL);
 }
 
+static uint64_t email_hash(const git_signature *sig)
+{
+	uint64_t h = 1469598103934665603ull;
+	const char *e = sig && sig->email ? sig->email : "";
+
+	for (; *e; e++)
+		h = (h ^ (unsigned char)tolower((unsigned char)*e)) *
+		    1099511628211ull;
+	return h;
+}
+
 static int range_cb(git_commit *c, void *ctx)
 {
 	struct stable_set *s = ctx;
@@ -637,6 +740,7 @@ static int range_cb(git_commit *c, void *ctx)
 
 	if (s->n == p->ccap) {
 		struct changes *nch;
+		struct skey *nsk;
 
 		cap = p->ccap ? p->ccap * 2 : 64;
 		nc = pt_reallocarray(s->c, cap, sizeof(*nc));
@@ -647,6 +751,10 @@ static int range_cb(git_commit *c, void *ctx)
 		if (!nch)
 			return PT_ENOMEM;
 		p->rch = nch;
+		nsk = pt_reallocarray(p->sk, cap, sizeof(*nsk));
+		if (!nsk)
+			return PT_ENOMEM;
+		p->sk = nsk;
 		p->ccap = cap;
 	}
 	memset(&p->rch[s->n], 0, sizeof(p->rch[s->n]));
@@ -656,6 +764,11 @@ static int range_cb(git_commit *c, void *ctx)
 	sc->commit_date = (int64_t)git_commit_time(c);
 	sc->subject = pt_strdup(sum ? sum : "");
 	sc->author = author_of(c);
+	sc->fix_subject = says_fix(sc->subject ? sc->subject : "");
+	p->sk[s->n].author = email_hash(git_commit_author(c));
+	p->sk[s->n].committer = email_hash(git_commit_committer(c));
+	p->sk[s->n].when = sc->commit_date;
+	p->sk[s->n].idx = s->n;
 	s->n++;
 	if (!sc->subject || !sc->author)
 		return PT_ENOMEM;
@@ -835,8 +948,11 @@ static int base_history(struct stable_set *s)
 	int rc = 0, e;
 
 	for (i = 0; i < s->n; i++)
-		for (k = 0; k < s->c[i].ntargets; k++) {
-			t = target_time(p, s->c[i].targets[k]);
+		for (k = 0; k <= s->c[i].ntargets; k++) {
+			const char *hex = k < s->c[i].ntargets ?
+				s->c[i].targets[k] : s->c[i].cites;
+
+			t = *hex ? target_time(p, hex) : -1;
 			if (t >= 0 && t < oldest)
 				oldest = t;
 		}
@@ -905,6 +1021,92 @@ static int check_targets(struct stable_set *s, size_t i)
 			return r;
 	}
 	sc->dropped = sc->target == STABLE_TARGET_ABSENT;
+	return 0;
+}
+
+/* Does the branch have the commit the changelog names? */
+static int check_cites(struct stable_set *s, size_t i)
+{
+	git_oid id;
+	int r;
+
+	if (!s->c[i].cites[0])
+		return 0;
+	git_oid_fromstr(&id, s->c[i].cites);
+	r = target_present(s, &id);
+	if (r < 0)
+		return r;
+	s->c[i].cites_present = r > 0;
+	return 0;
+}
+
+/* ---- series ----------------------------------------------------------- */
+
+static int skey_cmp(const void *a, const void *b)
+{
+	const struct skey *x = a, *y = b;
+
+	if (x->author != y->author)
+		return x->author < y->author ? -1 : 1;
+	if (x->committer != y->committer)
+		return x->committer < y->committer ? -1 : 1;
+	if (x->when != y->when)
+		return x->when < y->when ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int is_tagged_cand(const struct stable_set *s, size_t i)
+{
+	return stable_is_candidate(s, i) && stable_tier(&s->c[i]) > 0;
+}
+
+/* One series k[0..n): its length, and each commit's nearest tagged one. */
+static void link_series(struct stable_set *s, const struct skey *k,
+			size_t n)
+{
+	size_t a, b, best, d, bd;
+
+	for (a = 0; a < n; a++) {
+		struct stable_commit *c = &s->c[k[a].idx];
+
+		c->series_len = n;
+		best = bd = SIZE_MAX;
+		for (b = 0; b < n; b++) {
+			if (b == a || !is_tagged_cand(s, k[b].idx))
+				continue;
+			d = a < b ? b - a : a - b;
+			if (d < bd) {
+				bd = d;
+				best = k[b].idx;
+			}
+		}
+		c->has_sibling = best != SIZE_MAX;
+		c->sibling = c->has_sibling ? best : 0;
+	}
+}
+
+/*
+ * Group the range into series (stable.h, STABLE_SERIES_GAP): sort by
+ * author, committer and commit time, and cut where any of them changes
+ * or the time jumps.  Order-free, so merges of topic branches do not
+ * split a series.
+ */
+static int find_series(struct stable_set *s)
+{
+	struct skey *k = s->priv->sk;
+	size_t i, start;
+
+	if (!s->n)
+		return 0;
+	qsort(k, s->n, sizeof(*k), skey_cmp);
+	for (start = 0, i = 1; i <= s->n; i++) {
+		if (i < s->n && k[i].author == k[i - 1].author &&
+		    k[i].committer == k[i - 1].committer &&
+		    k[i].when - k[i - 1].when <= STABLE_SERIES_GAP)
+			continue;
+		link_series(s, k + start, i - start);
+		start = i;
+	}
 	return 0;
 }
 
@@ -1296,6 +1498,11 @@ int stable_tier(const struct stable_commit *c)
 	return c->has_fixes ? 1 : 0;
 }
 
+int stable_hint(const struct stable_commit *c)
+{
+	return !stable_tier(c) && c->fix_subject;
+}
+
 static int parse_range(git_oid *from, int *has_from, git_oid *to,
 		       git_repository *repo, const char *range)
 {
@@ -1351,6 +1558,10 @@ static int analyse(struct stable_set *s, const struct stable_opts *o)
 		rc = base_history(s);
 	for (i = 0; i < s->n && !rc; i++)
 		rc = check_targets(s, i);
+	for (i = 0; i < s->n && !rc; i++)
+		rc = check_cites(s, i);
+	if (!rc)
+		rc = find_series(s);
 	if (!rc && !o->no_deps)
 		rc = stable_deps(s, NULL);
 	for (i = 0; i < s->n && !rc && o->check_apply; i++)
@@ -1415,6 +1626,7 @@ void stable_set_free(struct stable_set *s)
 		for (i = 0; s->priv->rch && i < s->n; i++)
 			changes_clear(&s->priv->rch[i]);
 		free(s->priv->rch);
+		free(s->priv->sk);
 		free(s->priv->b);
 		free(s->priv);
 	}

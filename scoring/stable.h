@@ -63,6 +63,18 @@ struct stable_commit {
 	unsigned has_fixes : 1;   /* at least one Fixes: */
 	unsigned is_revert : 1;   /* "This reverts commit X" */
 	unsigned dropped : 1;     /* target == STABLE_TARGET_ABSENT */
+	unsigned fix_subject : 1; /* the summary has the word fix, fixes,
+				     fixed or fixing */
+	unsigned has_sibling : 1; /* sibling is set */
+	unsigned cites_present : 1; /* cites names a commit the branch has */
+	size_t sibling;           /* a tagged candidate of the same series
+				     (same author and committer, committed
+				     within STABLE_SERIES_GAP seconds of the
+				     next), the nearest one */
+	size_t series_len;        /* commits of the range in its series */
+	char cites[41];           /* the first commit id the changelog names
+				     outside Fixes:, revert and upstream
+				     marker lines that resolves, or "" */
 	unsigned nfiles;
 	unsigned added, removed;  /* set by stable_deps() for the commits it
 				     diffed, else 0 */
@@ -132,6 +144,25 @@ int stable_is_candidate(const struct stable_set *s, size_t i);
  * tiers' precision falls in that order (docs/EVALUATION.md).
  */
 int stable_tier(const struct stable_commit *c);
+
+/*
+ * Series: commits of the range by the same author, applied by the same
+ * committer, each committed within this many seconds of the one before
+ * (git am applies a series in seconds; a maintainer's next series comes
+ * minutes later).
+ */
+#define STABLE_SERIES_GAP 300
+
+/*
+ * Does an untagged candidate say it is a fix (fix_subject)?  The second
+ * key of the ranking: such a commit is listed right after the tagged
+ * ones, before the other untagged commits.  0 for a tagged commit.  Of
+ * the untagged-backport signals measured (docs/EVALUATION.md: series
+ * siblings of a tagged candidate, a changelog naming a commit the
+ * branch has, reverts, fix wording) only this one found backports
+ * without burying them under commits the branches did not take.
+ */
+int stable_hint(const struct stable_commit *c);
 
 /* Short names for the enums ("cherry-pick", "absent", ...). */
 const char *stable_match_name(enum stable_match m);

@@ -497,6 +497,131 @@ static void test_suggest_fixes(void **state)
 	git_repository_free(repo);
 }
 
+/* Commit as author email at a committer time (seconds after 2024-01-01). */
+static void commit_at(const char *email, long t, const char *msg)
+{
+	char date[64];
+
+	snprintf(date, sizeof(date), "@%ld +0000", 1704067200L + t);
+	setenv("GIT_COMMITTER_DATE", date, 1);
+	setenv("GIT_AUTHOR_EMAIL", email, 1);
+	commit("%s", msg);
+	setenv("GIT_AUTHOR_EMAIL", "ann@example.org", 1);
+	unsetenv("GIT_COMMITTER_DATE");
+}
+
+/*
+ * The untagged-backport signals: a series (same author and committer,
+ * committed within STABLE_SERIES_GAP of each other) around a tagged fix,
+ * another author's commit in between that is not of it, the fix wording
+ * of the subject, and a changelog naming a commit the branch has.
+ */
+static void test_signals(void **state)
+{
+	struct stable_opts o = { "v1..main", "stable", 0, 0, 1 };
+	char top[64], base[41], msg[512];
+	char s1[41], s2[41], s3[41], d1[41], o1[41], o2[41], o3[41], c1[41];
+	char c2[41];
+	struct stable_set *s;
+	git_repository *repo;
+	struct stable_commit *c;
+
+	(void)state;
+	memcpy(top, dir, sizeof(top));
+	sh("mkdir sig");
+	snprintf(dir, sizeof(dir), "%.48s/sig", top);
+	sh("git init -q -b main . && git config commit.gpgsign false");
+	sh("for f in a b c d; do seq 1 20 > $f.c; done");
+	commit_at("ann@example.org", 0, "base: initial import\n");
+	rev(base, "HEAD");
+	sh("git tag v1 && git branch stable v1");
+	set_line("a.c", 2, "prepared");
+	commit_at("ann@example.org", 1000, "a: prepare the helper\n");
+	rev(s1, "HEAD");
+	set_line("d.c", 2, "knob");
+	commit_at("bob@example.org", 1030, "d: add a knob\n");
+	rev(d1, "HEAD");
+	set_line("a.c", 4, "fixed");
+	snprintf(msg, sizeof(msg), "a: repair the helper\n\nFixes: %.12s "
+		 "(\"base: initial import\")\nCc: stable@dpdk.org\n", base);
+	commit_at("ann@example.org", 1060, msg);
+	rev(s2, "HEAD");
+	set_line("a.c", 6, "documented");
+	commit_at("ann@example.org", 1300, "a: document the helper\n");
+	rev(s3, "HEAD");
+	set_line("b.c", 2, "parsed");
+	commit_at("ann@example.org", 5000, "b: fix the parser\n");
+	rev(o1, "HEAD");
+	set_line("b.c", 4, "styled");
+	commit_at("ann@example.org", 9000, "b: fixup the style\n");
+	rev(o2, "HEAD");
+	set_line("b.c", 6, "typo");
+	commit_at("ann@example.org", 13000, "Fixed typo in the man page\n");
+	rev(o3, "HEAD");
+	set_line("c.c", 2, "handled");
+	snprintf(msg, sizeof(msg), "c: handle the empty case\n\nThe "
+		 "crash came with commit %.12s (\"base: initial import\").\n",
+		 base);
+	commit_at("ann@example.org", 17000, msg);
+	rev(c1, "HEAD");
+	set_line("c.c", 4, "tidied");
+	commit_at("ann@example.org", 21000, "c: tidy\n\nAs deadbeef12 did, "
+		  "see v1.2-abc1234 and /p/0123abcd.\n");
+	rev(c2, "HEAD");
+
+	assert_int_equal(git_repository_open(&repo, dir), 0);
+	assert_int_equal(stable_analyse(&s, repo, &o), 0);
+	assert_int_equal(s->n, 9);
+
+	/* the series of three around the tagged fix; Bob's is not of it */
+	c = find(s, s1);
+	assert_true(c->has_sibling);
+	assert_int_equal(c->sibling, index_of(s, s2));
+	assert_int_equal(c->series_len, 3);
+	c = find(s, s3);
+	assert_true(c->has_sibling);
+	assert_int_equal(c->sibling, index_of(s, s2));
+	assert_int_equal(c->series_len, 3);
+	c = find(s, s2);
+	assert_false(c->has_sibling);
+	assert_int_equal(c->series_len, 3);
+	assert_int_equal(stable_tier(c), 3);
+	c = find(s, d1);
+	assert_false(c->has_sibling);
+	assert_int_equal(c->series_len, 1);
+	/* an hour later: a series of its own */
+	assert_false(find(s, o1)->has_sibling);
+	assert_int_equal(find(s, o1)->series_len, 1);
+
+	/* fix wording: a word of the subject, not "fixup"; the hint only
+	   for an untagged candidate */
+	assert_true(find(s, o1)->fix_subject);
+	assert_false(find(s, o2)->fix_subject);
+	assert_true(find(s, o3)->fix_subject);
+	assert_false(find(s, s2)->fix_subject);
+	assert_int_equal(stable_hint(find(s, o1)), 1);
+	assert_int_equal(stable_hint(find(s, o3)), 1);
+	assert_int_equal(stable_hint(find(s, o2)), 0);
+	assert_int_equal(stable_hint(find(s, s1)), 0);
+	assert_int_equal(stable_hint(find(s, s2)), 0);
+
+	/* a named commit the branch has; ids that resolve to nothing or
+	   sit in a version or a path are not read */
+	c = find(s, c1);
+	assert_string_equal(c->cites, base);
+	assert_true(c->cites_present);
+	assert_false(c->has_fixes);
+	c = find(s, c2);
+	assert_string_equal(c->cites, "");
+	assert_false(c->cites_present);
+	/* the Fixes: line is not a citation */
+	assert_string_equal(find(s, s2)->cites, "");
+
+	stable_set_free(s);
+	git_repository_free(repo);
+	memcpy(dir, top, sizeof(top));
+}
+
 static void test_markers(void **state)
 {
 	static const struct {
@@ -544,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_suggest_fixes),
 		cmocka_unit_test(test_markers),
+		cmocka_unit_test(test_signals),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
