@@ -7,8 +7,12 @@
  * of code the branch has, then other Fixes:, then untagged), and within
  * a tier the calibrated p(fix) of the trained fix model in the state
  * directory, shown with its strongest reasons.  Measured on DPDK and
- * rdma-core, that order beats p(fix) alone (docs/EVALUATION.md).  Every
- * tagged candidate is listed; an untagged one when p(fix) >= --threshold.
+ * rdma-core, that order beats p(fix) alone (docs/EVALUATION.md).  An
+ * untagged candidate whose subject says fix (stable_hint) comes right
+ * after the tagged ones.  Every tagged or hinted candidate is listed;
+ * another untagged one when p(fix) >= --threshold.  The untagged-backport
+ * signals (fix wording, a tagged series sibling, a named commit the
+ * branch has) are shown per candidate as facts with their reasons.
  * Output: an aligned table, --json, or --mbox in the stable review
  * format.  The candidates are read and scored on --jobs threads, each
  * with its own repository handle and feature statements, the results
@@ -48,6 +52,7 @@ struct opts {
 struct cand {
 	size_t idx;          /* in the stable set */
 	int tier;            /* stable_tier(), the first sort key */
+	int hint;            /* stable_hint(), the second */
 	double p;            /* calibrated p(fix) */
 	double keyword;      /* the keyword baseline, for comparison */
 	char **why;          /* NREASONS texts (or fewer), owned */
@@ -248,6 +253,8 @@ static int cand_cmp(const void *a, const void *b)
 
 	if (x->tier != y->tier)
 		return x->tier < y->tier ? 1 : -1;
+	if (x->hint != y->hint)
+		return x->hint < y->hint ? 1 : -1;
 	if (x->p != y->p)
 		return x->p < y->p ? 1 : -1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
@@ -376,13 +383,14 @@ static int rank(struct run *r)
 		if (!stable_is_candidate(r->set, i))
 			continue;
 		r->c[r->n].idx = i;
+		r->c[r->n].hint = stable_hint(&r->set->c[i]);
 		r->c[r->n++].tier = stable_tier(&r->set->c[i]);
 	}
 	rc = score_all(r);
 	if (!rc && r->n)
 		qsort(r->c, r->n, sizeof(*r->c), cand_cmp);
 	for (r->shown = 0; r->shown < r->n; r->shown++)
-		if ((!r->c[r->shown].tier &&
+		if ((!r->c[r->shown].tier && !r->c[r->shown].hint &&
 		     r->c[r->shown].p < r->o.threshold) ||
 		    (r->o.top && r->shown >= r->o.top))
 			break;
@@ -433,6 +441,33 @@ static void print_deps(struct buf *b, const struct stable_set *s,
 		buf_addf(b, "%s%.12s", k ? "," : "", s->c[sc->deps[k]].id);
 }
 
+/*
+ * The untagged-backport signals of a candidate as one line of facts,
+ * each with its reason; "" when it has none.  Only the fix wording
+ * ranks (stable_hint); the others are shown for the reader.
+ */
+static int add_signals(struct buf *b, const struct stable_set *s,
+		       const struct stable_commit *sc)
+{
+	const char *sep = "";
+	int rc = 0;
+
+	if (sc->fix_subject && !stable_tier(sc)) {
+		rc = buf_addstr(b, "untagged, but the subject says fix");
+		sep = "; ";
+	}
+	if (!rc && sc->has_sibling) {
+		rc = buf_addf(b, "%sseries of %zu with tagged %.12s", sep,
+			      sc->series_len, s->c[sc->sibling].id);
+		sep = "; ";
+	}
+	if (!rc && sc->cites[0])
+		rc = buf_addf(b, "%snames %.12s, %s", sep, sc->cites,
+			      sc->cites_present ? "which the branch has"
+						: "not in the branch");
+	return rc;
+}
+
 static int print_table(struct run *r)
 {
 	const struct stable_set *s = r->set;
@@ -464,6 +499,10 @@ static int print_table(struct run *r)
 		for (k = 0; k < r->c[i].nwhy; k++)
 			buf_addf(&b, "%*s%s %s\n", 10, "", k ? "    " : "why:",
 				 r->c[i].why[k]);
+		buf_reset(&d);
+		add_signals(&d, s, sc);
+		if (d.len)
+			buf_addf(&b, "%*ssignals: %s\n", 10, "", d.ptr);
 	}
 	fputs(b.ptr, stdout);
 	buf_free(&b);
@@ -475,7 +514,8 @@ static json_t *cand_json(const struct run *r, size_t i)
 {
 	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
 	json_t *j, *deps = json_array(), *why = json_array(),
-	       *targets = json_array();
+	       *targets = json_array(), *sig;
+	struct buf b = BUF_INIT;
 	size_t k;
 
 	for (k = 0; k < sc->ndeps; k++)
@@ -498,6 +538,23 @@ static json_t *cand_json(const struct run *r, size_t i)
 		      "depends_on", deps, "reasons", why,
 		      "files", (int)sc->nfiles, "added", (int)sc->added,
 		      "removed", (int)sc->removed);
+	add_signals(&b, r->set, sc);
+	sig = json_pack("{s:b, s:b, s:s?, s:I, s:s?, s:b, s:b, s:s}",
+			"fix_subject", sc->fix_subject,
+			"hint", r->c[i].hint,
+			"series_sibling", sc->has_sibling ?
+			r->set->c[sc->sibling].id : NULL,
+			"series_len", (json_int_t)sc->series_len,
+			"cites", sc->cites[0] ? sc->cites : NULL,
+			"cites_in_branch", sc->cites_present,
+			"reverts_in_branch", sc->is_revert &&
+			sc->target == STABLE_TARGET_PRESENT,
+			"text", b.ptr ? b.ptr : "");
+	buf_free(&b);
+	if (j && sig)
+		json_object_set_new(j, "signals", sig);
+	else
+		json_decref(sig);
 	return j;
 }
 
@@ -578,10 +635,15 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 {
 	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
 	struct patch *p = NULL;
+	struct buf sig = BUF_INIT;
 	int rc = read_patch(&p, r->repo, r->set, r->c[i].idx);
 
-	if (rc)
+	if (!rc)
+		rc = add_signals(&sig, r->set, sc);
+	if (rc) {
+		patch_free(p);
 		return rc;
+	}
 	rc = buf_addf(b, "From %s Mon Sep 17 00:00:00 2001\nFrom: ", sc->id);
 	if (!rc && p->author.name)
 		rc = buf_addf(b, "%s ", p->author.name);
@@ -594,13 +656,15 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 		rc = buf_addf(b, "\nSubject: [PATCH AUTOSEL %s] %s\n"
 			      "Message-ID: <autosel-%s-%.12s@patchtriage>\n"
 			      "X-stable: review\nX-Patchwork-Hint: ignore\n"
-			      "X-Patchtriage-P-Fix: %.3f\n"
+			      "X-Patchtriage-P-Fix: %.3f\n%s%s%s"
 			      "MIME-Version: 1.0\n"
 			      "Content-Type: text/plain; charset=UTF-8\n"
 			      "Content-Transfer-Encoding: 8bit\n\n"
 			      "[ Upstream commit %s ]\n\n",
 			      r->version, sc->subject, r->version, sc->id,
-			      r->c[i].p, sc->id);
+			      r->c[i].p, sig.len ? "X-Patchtriage-Signals: " : "",
+			      sig.len ? sig.ptr : "", sig.len ? "\n" : "",
+			      sc->id);
 	if (!rc)
 		rc = add_escaped(b, p->message);
 	if (!rc)
@@ -609,6 +673,7 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 		rc = add_escaped(b, p->diff);
 	if (!rc)
 		rc = buf_addf(b, "-- \npatchtriage %s\n\n", PT_VERSION);
+	buf_free(&sig);
 	patch_free(p);
 	return rc;
 }

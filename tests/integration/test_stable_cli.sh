@@ -137,7 +137,8 @@ assert (j["commits"], j["in_branch"], j["dropped"], j["candidates_total"],
 assert j["branch"] == "linux-6.6.y" and j["version"] == "6.6", j
 c = {x["commit"]: x for x in j["candidates"]}
 assert set(c) == {m3, m5, m6, m7, m8}, c.keys()
-keys = [(x["tier"], x["p_fix"]) for x in j["candidates"]]
+keys = [(x["tier"], x["signals"]["hint"], x["p_fix"])
+        for x in j["candidates"]]
 assert keys == sorted(keys, reverse=True), keys
 assert all(0 <= x["p_fix"] <= 1 for x in j["candidates"])
 assert [x["rank"] for x in j["candidates"]] == [1, 2, 3, 4, 5]
@@ -156,6 +157,16 @@ for k, (tier, cc, fx, t, a, d) in want.items():
 assert len(c[m6]["targets"]) == 1 and c[m6]["files"] == 1, c[m6]
 assert c[m6]["subject"] == "d: fix the bound check"
 assert c[m6]["author"] == "Ann Author <ann@example.org>"
+# one author and committer, seconds apart: a single series, and the
+# untagged commits name their nearest tagged sibling; no fix wording
+for k in (m3, m7):
+    sig = c[k]["signals"]
+    assert not sig["fix_subject"] and not sig["hint"], sig
+    assert sig["series_len"] == 8 and sig["series_sibling"] in (m5, m6, m8)
+    assert sig["text"] == "series of 8 with tagged " + \
+        sig["series_sibling"][:12], sig
+assert c[m7]["signals"]["series_sibling"] == m6
+assert c[m6]["signals"]["cites"] is None
 EOF
 
 # --mbox: one mail per candidate, in rank order, AUTOSEL format
@@ -180,6 +191,7 @@ for m, c in zip(msgs, ranked):
     assert orig in body and "\n---\ndiff --git a/" in body, (orig, body)
     p = float(m["X-Patchtriage-P-Fix"])
     assert abs(p - c["p_fix"]) < 0.001, (p, c["p_fix"])
+    assert m["X-Patchtriage-Signals"] == (c["signals"]["text"] or None)
 EOF
 run --threshold 0 --mbox "$tmp/v.mbox" --version 6.6.12 >/dev/null 2>&1
 [ "$(grep -c '^Subject: \[PATCH AUTOSEL 6\.6\.12\] ' "$tmp/v.mbox")" = 5 ] ||
@@ -197,7 +209,8 @@ run --json > "$tmp/def.json" 2>/dev/null
 import json, sys
 every = json.load(open(sys.argv[1]))["candidates"]
 shown = json.load(open(sys.argv[2]))["candidates"]
-want = [x["commit"] for x in every if x["tier"] or x["p_fix"] >= 0.5]
+want = [x["commit"] for x in every
+        if x["tier"] or x["signals"]["hint"] or x["p_fix"] >= 0.5]
 assert [x["commit"] for x in shown] == want, (shown, want)
 assert sum(1 for x in shown if x["tier"]) == 3
 EOF
