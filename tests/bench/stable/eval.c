@@ -240,11 +240,21 @@ static void set_row(const char *win, const char *name, size_t n, size_t tp,
 }
 
 enum { R_MODEL, R_NODROP, R_KEYWORD, R_TAGS, R_TIERED, R_TAGS_KW, R_MKW,
-       R_DEPS, R_DEMOTE, NRANK };
+       R_DEPS, R_DEMOTE, R_HINT, R_SERIES, R_CITES, R_SIGS, NRANK };
 
 static const char *const rname[NRANK] = {
 	"model", "model-nodrop", "keyword", "tags+model", "tiered",
 	"tags+model+kw", "model+kw", "tiered+deps", "tiered-demote",
+	"tiered+fixword", "tiered+series", "tiered+cites", "tiered+all",
+};
+
+/* The untagged-backport signals, each counted over untagged candidates. */
+enum { S_FIXWORD, S_SERIES, S_SERIES4, S_CITES, S_REVERT, S_FIXEDBY,
+       NSIG };
+
+static const char *const sname[NSIG] = {
+	"sig-fixword", "sig-series", "sig-series-le4", "sig-cites",
+	"sig-revert", "sig-fixed-by-tagged",
 };
 
 static void window(git_repository *repo, struct dataset *ds,
@@ -263,7 +273,9 @@ static void window(git_repository *repo, struct dataset *ds,
 	size_t i, j, ntruth = 0, nun = 0, ncc = 0, ncc_tp = 0, nt = 0,
 		     nt_tp = 0, missing = 0, ndrop = 0, ndrop_tp = 0;
 	size_t nk = 0, nk_tp = 0, nfp = 0, nfp_tp = 0, nfo = 0, nfo_tp = 0;
-	size_t npre = 0, npre_tp = 0;
+	size_t npre = 0, npre_tp = 0, nsig[NSIG] = { 0 }, nsig_tp[NSIG] = { 0 };
+	unsigned char *fixedby;
+	int sig[NSIG], any;
 	double p;
 
 	snprintf(range, sizeof(range), "%s..%s", from, to);
@@ -280,6 +292,19 @@ static void window(git_repository *repo, struct dataset *ds,
 	pr = calloc(facts->n + 1, sizeof(*pr));
 	kr = calloc(facts->n + 1, sizeof(*kr));
 	pre = calloc(facts->n + 1, 1);
+	fixedby = calloc(facts->n + 1, 1);
+	/* untagged commits that a tagged candidate of the range fixes */
+	for (i = 0; i < facts->n; i++)
+		for (j = 0; stable_is_candidate(facts, i) &&
+			    stable_tier(&facts->c[i]) && j < facts->c[i].ntargets;
+		     j++) {
+			size_t t;
+
+			for (t = 0; t < i; t++)
+				if (!strcmp(facts->c[t].id,
+					    facts->c[i].targets[j]))
+					fixedby[t] = 1;
+		}
 	/* untagged candidates a tagged one needs (its lines came first) */
 	for (i = 0; i < facts->n; i++)
 		for (j = 0; stable_is_candidate(facts, i) &&
@@ -320,6 +345,30 @@ static void window(git_repository *repo, struct dataset *ds,
 			fprintf(stderr, "%s: dropped but backported: %.12s "
 				"(fixes %.12s) %s\n", name, c->id,
 				c->ntargets ? c->targets[0] : "-", c->subject);
+		if (truth && !tagged)
+			fprintf(stderr, "%s: untagged backport: %s p=%.3f "
+				"kw=%.3f pre=%d dropped=%d %s\n", name, c->id,
+				pv[i], kv[i], pre[i], c->dropped, c->subject);
+		any = 0;
+		sig[S_FIXWORD] = stable_hint(c);
+		sig[S_SERIES] = c->has_sibling;
+		sig[S_SERIES4] = c->has_sibling && c->series_len <= 4;
+		sig[S_CITES] = c->cites_present;
+		sig[S_REVERT] = c->is_revert && c->target == STABLE_TARGET_PRESENT;
+		sig[S_FIXEDBY] = fixedby[i];
+		for (j = 0; j < NSIG; j++) {
+			if (tagged || !stable_is_candidate(facts, i))
+				sig[j] = 0;
+			nsig[j] += sig[j];
+			nsig_tp[j] += sig[j] && truth;
+			any |= sig[j] && j != S_SERIES4 && j != S_FIXEDBY;
+		}
+		if (truth && !tagged)
+			fprintf(stderr, "%s: untagged backport signals: %.12s "
+				"fixword=%d series=%d(%zu) cites=%d revert=%d "
+				"fixedby=%d\n", name, c->id, sig[S_FIXWORD],
+				c->has_sibling, c->series_len, sig[S_CITES],
+				sig[S_REVERT], sig[S_FIXEDBY]);
 		nk += tagged && !c->dropped;
 		nk_tp += tagged && !c->dropped && truth;
 		npre += pre[i];
@@ -341,6 +390,15 @@ static void window(git_repository *repo, struct dataset *ds,
 				      : pre[i] ? 1 + pv[i] : pv[i];
 		it[R_DEMOTE][i].score = c->dropped && stable_tier(c) ? 1 + pv[i]
 				        : 2 * stable_tier(c) + pv[i];
+		/* a signal puts an untagged candidate after the tagged */
+		it[R_HINT][i].score = 2 * stable_tier(c) +
+				      (sig[S_FIXWORD] ? 1 : 0) + pv[i];
+		it[R_SERIES][i].score = 2 * stable_tier(c) +
+					(sig[S_SERIES] ? 1 : 0) + pv[i];
+		it[R_CITES][i].score = 2 * stable_tier(c) +
+				       (sig[S_CITES] ? 1 : 0) + pv[i];
+		it[R_SIGS][i].score = 2 * stable_tier(c) + (any ? 1 : 0) +
+				      pv[i];
 		it[R_TAGS_KW][i].score = tagged ? 1 + mix : mix;
 		it[R_MKW][i].score = mix;
 		it[R_NODROP][i].score = pv[i];
@@ -359,6 +417,9 @@ static void window(git_repository *repo, struct dataset *ds,
 	set_row(name, "fixes-present", nfp, nfp_tp, ntruth, 0, nun);
 	set_row(name, "fixes-other", nfo, nfo_tp, ntruth, 0, nun);
 	set_row(name, "prerequisites", npre, npre_tp, ntruth, 0, nun);
+	for (j = 0; j < NSIG; j++)
+		set_row(name, sname[j], nsig[j], nsig_tp[j], ntruth, nsig_tp[j],
+			nun);
 	refs[0].name = "cc";
 	refs[0].r = ntruth ? (double)ncc_tp / ntruth : 0;
 	refs[0].p = ncc ? (double)ncc_tp / ncc : 0;
@@ -376,6 +437,7 @@ static void window(git_repository *repo, struct dataset *ds,
 	free(pr);
 	free(kr);
 	free(pre);
+	free(fixedby);
 	stable_set_free(facts);
 	stable_set_free(real);
 }

@@ -10,12 +10,26 @@ import csv
 import sys
 
 RANKERS = ["model", "keyword", "model+kw", "tags+model", "tiered",
-           "tags+model+kw", "tiered+deps", "tiered-demote"]
-PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered"]
+           "tags+model+kw", "tiered+deps", "tiered-demote", "tiered+fixword",
+           "tiered+series", "tiered+cites", "tiered+all"]
+SIGNALS = [("sig-fixword", "subject says fix"),
+           ("sig-series", "series sibling of a tagged candidate"),
+           ("sig-series-le4", "the same, series of at most 4"),
+           ("sig-cites", "names a commit the branch has"),
+           ("sig-revert", "reverts a commit the branch has"),
+           ("sig-fixed-by-tagged", "a tagged candidate fixes it")]
+UNTAGGED = [("model", "p50"), ("tags+model", "p50"), ("tiered", "at-n"),
+            ("tags+model+kw", "at-n"), ("tiered+deps", "at-n"),
+            ("tiered+fixword", "at-n"), ("tiered+series", "at-n"),
+            ("tiered+cites", "at-n"), ("tiered+all", "at-n")]
+PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered",
+        "tiered+fixword"]
 COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e", "model+kw": "#8c564b",
            "tags+model": "#2ca02c", "tiered": "#9467bd",
            "tags+model+kw": "#17becf", "tiered+deps": "#bcbd22",
-           "tiered-demote": "#e377c2", "cc": "#d62728", "tagged": "#7f7f7f"}
+           "tiered-demote": "#e377c2", "tiered+fixword": "#000000",
+           "tiered+series": "#aec7e8", "tiered+cites": "#98df8a",
+           "tiered+all": "#ff9896", "cc": "#d62728", "tagged": "#7f7f7f"}
 
 
 def load(path):
@@ -85,18 +99,15 @@ def table(name, wins):
             eq_cell(w, r, "tagged") for r in RANKERS)))
     out += ["", "#### %s: untagged backports found" % name, "",
             "| window | untagged | model p>=0.5: found / list / P | "
-            "tags+model list (tags, then p>=0.5): found / list / P | "
-            "tiered at k = tagged set size: found / P | "
-            "tags+model+kw at k = tagged: found / P | "
-            "tiered+deps at k = tagged: found / P |",
-            "|---|---:|---|---|---|---|---|"]
+            "tags+model list (tags, then p>=0.5): found / list / P | " +
+            " | ".join("%s at k = tagged: found / P" % r
+                       for r, kind in UNTAGGED if kind == "at-n") + " |",
+            "|---|---:|---|---|" + "---|" * (len(UNTAGGED) - 2)]
     tot = {}
     for wn, w in wins.items():
         i = w["info"]
         cells = []
-        for r, kind in (("model", "p50"), ("tags+model", "p50"),
-                        ("tiered", "at-n"), ("tags+model+kw", "at-n"),
-                        ("tiered+deps", "at-n")):
+        for r, kind in UNTAGGED:
             e = w[kind].get(r) or (w["all"].get(r) if kind == "p50"
                                    else None)
             t = tot.setdefault((r, kind), [0, 0, 0])
@@ -120,6 +131,23 @@ def table(name, wins):
         for (r, kind), t in tot.items())))
     out.append("")
     out.append("%s: %d backported, %d of them untagged." % (name, nb, nun))
+    out += ["", "#### %s: untagged-backport signals" % name, "",
+            "Untagged candidates with the signal: backported / not "
+            "backported, per window and in all.", "",
+            "| signal | " + " | ".join(wins) + " | all |",
+            "|---|" + "---:|" * (len(wins) + 1)]
+    for sig, label in SIGNALS:
+        cells, tp, fp = [], 0, 0
+        for w in wins.values():
+            st = w["set"].get(sig)
+            if not st:
+                cells.append("-")
+                continue
+            tp += st["tp"]
+            fp += st["n"] - st["tp"]
+            cells.append("%d / %d" % (st["tp"], st["n"] - st["tp"]))
+        out.append("| %s | %s | %d / %d |" % (label, " | ".join(cells),
+                                              tp, fp))
     return out
 
 
