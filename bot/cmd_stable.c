@@ -662,7 +662,8 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 			      "Content-Transfer-Encoding: 8bit\n\n"
 			      "[ Upstream commit %s ]\n\n",
 			      r->version, sc->subject, r->version, sc->id,
-			      r->c[i].p, sig.len ? "X-Patchtriage-Signals: " : "",
+			      r->c[i].p,
+			      sig.len ? "X-Patchtriage-Signals: " : "",
 			      sig.len ? sig.ptr : "", sig.len ? "\n" : "",
 			      sc->id);
 	if (!rc)

@@ -283,7 +283,8 @@ static int says_fix(const char *sum)
 			;
 		n = (size_t)(w - s);
 		for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
-			if (n == strlen(words[k]) && !strncasecmp(s, words[k], n))
+			if (n == strlen(words[k]) &&
+			    !strncasecmp(s, words[k], n))
 				return 1;
 	}
 	return 0;

@@ -18,10 +18,18 @@
  * untagged candidates that a tagged one depends on right after the
  * tagged ones) and "tiered-demote" (as tiered, with the dropped tagged
  * commits after the kept tagged ones instead of left out).  All others
- * drop fixes for code BASE lacks.
+ * drop fixes for code BASE lacks.  The untagged-backport signals
+ * (stable.h: fix wording, a tagged series sibling, a named commit the
+ * branch has; and here a revert of a commit the branch has, a commit a
+ * tagged candidate fixes) are counted per window over the untagged
+ * candidates (sig-* rows), and "tiered+fixword" (the command's order:
+ * stable_hint() right after the tagged), "tiered+series",
+ * "tiered+cites" and "tiered+all" put the untagged candidates with that
+ * signal right after the tagged ones.
  * Prints CSV rows: window,ranker,k,tp,precision,recall,untagged_found
  * and summary rows (kind "set"/"eq"/"at-n"); on stderr each dropped
- * commit the branch took anyway.
+ * commit the branch took anyway and each untagged backport with its
+ * p(fix), keyword score and signals.
  */
 #include <git2.h>
 #include <stdio.h>
@@ -296,8 +304,8 @@ static void window(git_repository *repo, struct dataset *ds,
 	/* untagged commits that a tagged candidate of the range fixes */
 	for (i = 0; i < facts->n; i++)
 		for (j = 0; stable_is_candidate(facts, i) &&
-			    stable_tier(&facts->c[i]) && j < facts->c[i].ntargets;
-		     j++) {
+			    stable_tier(&facts->c[i]) &&
+			    j < facts->c[i].ntargets; j++) {
 			size_t t;
 
 			for (t = 0; t < i; t++)
@@ -354,7 +362,8 @@ static void window(git_repository *repo, struct dataset *ds,
 		sig[S_SERIES] = c->has_sibling;
 		sig[S_SERIES4] = c->has_sibling && c->series_len <= 4;
 		sig[S_CITES] = c->cites_present;
-		sig[S_REVERT] = c->is_revert && c->target == STABLE_TARGET_PRESENT;
+		sig[S_REVERT] = c->is_revert &&
+				c->target == STABLE_TARGET_PRESENT;
 		sig[S_FIXEDBY] = fixedby[i];
 		for (j = 0; j < NSIG; j++) {
 			if (tagged || !stable_is_candidate(facts, i))

@@ -21,7 +21,8 @@ SIGNALS = [("sig-fixword", "subject says fix"),
 UNTAGGED = [("model", "p50"), ("tags+model", "p50"), ("tiered", "at-n"),
             ("tags+model+kw", "at-n"), ("tiered+deps", "at-n"),
             ("tiered+fixword", "at-n"), ("tiered+series", "at-n"),
-            ("tiered+cites", "at-n"), ("tiered+all", "at-n")]
+            ("tiered+cites", "at-n"), ("tiered+all", "at-n"),
+            ("tiered+fixword", "p50")]
 PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered",
         "tiered+fixword"]
 COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e", "model+kw": "#8c564b",
@@ -101,7 +102,9 @@ def table(name, wins):
             "| window | untagged | model p>=0.5: found / list / P | "
             "tags+model list (tags, then p>=0.5): found / list / P | " +
             " | ".join("%s at k = tagged: found / P" % r
-                       for r, kind in UNTAGGED if kind == "at-n") + " |",
+                       for r, kind in UNTAGGED if kind == "at-n") +
+            " | the command's default list (tiered+fixword, then "
+            "p>=0.5): found / list / P |",
             "|---|---:|---|---|" + "---|" * (len(UNTAGGED) - 2)]
     tot = {}
     for wn, w in wins.items():
