@@ -991,34 +991,33 @@ static int oof_scores(double *text, struct pt_model *m,
 	return rc;
 }
 
-/* Rounds chosen on val with trees fit on fit; final trees on fit+val. */
-static int fit_trees(struct pt_model *m, const struct model_data *d,
-		     const size_t *idx, const double *text,
-		     const struct model_params *p, double *cal_margin,
-		     double *val_auc)
+/*
+ * Hanley and McNeil's standard error of an AUC from np positives and nn
+ * negatives.
+ */
+static double auc_se(double a, size_t np, size_t nn)
 {
-	DMatrixHandle dfit = NULL, dval = NULL, dfv = NULL, dcal = NULL;
-	BoosterHandle b = NULL;
-	size_t *all = range(0, m->nrows);
-	double *mv = NULL, best = -1;
-	int *yv = NULL;
-	unsigned r;
-	size_t i;
-	int rc = PT_ENOMEM;
+	double q1 = a / (2 - a), q2 = 2 * a * a / (1 + a);
 
-	mv = pt_calloc(m->nval, sizeof(*mv));
-	yv = pt_calloc(m->nval, sizeof(*yv));
-	if (!all || !mv || !yv)
-		goto out;
-	for (i = 0; i < m->nval; i++)
-		yv[i] = d->y[idx[m->nfit + i]];
-	rc = xgb_matrix(&dfit, m, d, idx, all, m->nfit, text);
-	if (!rc)
-		rc = xgb_matrix(&dval, m, d, idx, all + m->nfit, m->nval,
-				text);
-	if (!rc)
-		rc = xgb_new(&b, dfit, m);
-	m->rounds = ROUND_STEP;
+	if (!np || !nn)
+		return 0;
+	return sqrt((a * (1 - a) + ((double)np - 1) * (q1 - a * a) +
+		     ((double)nn - 1) * (q2 - a * a)) /
+		    ((double)np * (double)nn));
+}
+
+/* Best rounds (and its validation AUC) of trees of the current depth. */
+static int tree_rounds(unsigned *rounds, double *best, struct pt_model *m,
+		       DMatrixHandle dfit, DMatrixHandle dval, double *mv,
+		       const int *yv, const struct model_params *p)
+{
+	BoosterHandle b = NULL;
+	unsigned r;
+	int rc;
+
+	*best = -1;
+	*rounds = ROUND_STEP;
+	rc = xgb_new(&b, dfit, m);
 	for (r = 0; !rc && r < m->max_rounds; r += ROUND_STEP) {
 		unsigned to = r + ROUND_STEP;
 		double auc;
@@ -1033,17 +1032,69 @@ static int fit_trees(struct pt_model *m, const struct model_data *d,
 		if (rc)
 			break;
 		auc = metrics_roc_auc(mv, yv, m->nval);
-		if (auc > best + 1e-9) {
-			best = auc;
-			m->rounds = to;
+		if (auc > *best + 1e-9) {
+			*best = auc;
+			*rounds = to;
 		}
 		r = to - ROUND_STEP;
 	}
+	if (b)
+		XGBoosterFree(b);
+	return rc;
+}
+
+/*
+ * Depth and rounds chosen on val with trees fit on fit; final trees on
+ * fit+val.  Depths 2, 3 and p->depth are tried; the shallowest whose
+ * validation AUC is within one standard error of the best one wins (a
+ * small history cannot tell deep trees from noise, and a deep tree
+ * that is no better on the validation slice only adds variance).
+ */
+static int fit_trees(struct pt_model *m, const struct model_data *d,
+		     const size_t *idx, const double *text,
+		     const struct model_params *p, double *cal_margin,
+		     double *val_auc)
+{
+	DMatrixHandle dfit = NULL, dval = NULL, dfv = NULL, dcal = NULL;
+	size_t *all = range(0, m->nrows);
+	double *mv = NULL, best = -1, auc[3], se;
+	unsigned depth[3] = { 2, 3, p->depth }, rounds[3], k, nd = 3;
+	int *yv = NULL;
+	size_t i, np = 0;
+	int rc = PT_ENOMEM;
+
+	mv = pt_calloc(m->nval, sizeof(*mv));
+	yv = pt_calloc(m->nval, sizeof(*yv));
+	if (!all || !mv || !yv)
+		goto out;
+	for (i = 0; i < m->nval; i++)
+		np += (yv[i] = d->y[idx[m->nfit + i]]) != 0;
+	rc = xgb_matrix(&dfit, m, d, idx, all, m->nfit, text);
+	if (!rc)
+		rc = xgb_matrix(&dval, m, d, idx, all + m->nfit, m->nval,
+				text);
+	if (p->depth <= 3)
+		nd = 1;   /* asked for shallow trees: no search */
+	if (nd == 1)
+		depth[0] = p->depth;
+	for (k = 0; k < nd && !rc; k++) {
+		m->depth = depth[k];
+		rc = tree_rounds(&rounds[k], &auc[k], m, dfit, dval, mv, yv,
+				 p);
+		if (auc[k] > best)
+			best = auc[k];
+	}
 	if (rc)
 		goto out;
-	*val_auc = best;
-	XGBoosterFree(b);
-	b = NULL;
+	se = auc_se(best, np, m->nval - np);
+	for (k = 0; k < nd && auc[k] < best - se; k++)
+		;
+	m->depth = depth[k];
+	m->rounds = rounds[k];
+	*val_auc = auc[k];
+	rc = model_set_metric(m, "trees_depth", (double)m->depth);
+	if (rc)
+		goto out;
 	progress(p, "fitting the trees", 1);
 	rc = xgb_matrix(&dfv, m, d, idx, all, m->nfit + m->nval, text);
 	if (!rc)
@@ -1056,8 +1107,6 @@ static int fit_trees(struct pt_model *m, const struct model_data *d,
 	if (!rc)
 		rc = xgb_margin(cal_margin, m->bst, dcal, 0, 0);
 out:
-	if (b)
-		XGBoosterFree(b);
 	dm_free(dfit);
 	dm_free(dval);
 	dm_free(dfv);
