@@ -8,8 +8,9 @@
  * a tier the calibrated p(fix) of the trained fix model in the state
  * directory, shown with its strongest reasons.  Measured on DPDK and
  * rdma-core, that order beats p(fix) alone (docs/EVALUATION.md).  An
- * untagged candidate whose subject says fix (stable_hint) comes right
- * after the tagged ones.  Every tagged or hinted candidate is listed;
+ * untagged candidate whose subject says fix or whose changelog names a
+ * commit the branch has (stable_hint) comes right after the tagged
+ * ones.  Every tagged or hinted candidate is listed;
  * another untagged one when p(fix) >= --threshold.  The untagged-backport
  * signals (fix wording, a tagged series sibling, a named commit the
  * branch has) are shown per candidate as facts with their reasons.
@@ -443,8 +444,9 @@ static void print_deps(struct buf *b, const struct stable_set *s,
 
 /*
  * The untagged-backport signals of a candidate as one line of facts,
- * each with its reason; "" when it has none.  Only the fix wording
- * ranks (stable_hint); the others are shown for the reader.
+ * each with its reason; "" when it has none.  The fix wording and a
+ * named commit the branch has rank (stable_hint); a series sibling is
+ * shown for the reader only.
  */
 static int add_signals(struct buf *b, const struct stable_set *s,
 		       const struct stable_commit *sc)

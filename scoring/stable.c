@@ -1501,7 +1501,7 @@ int stable_tier(const struct stable_commit *c)
 
 int stable_hint(const struct stable_commit *c)
 {
-	return !stable_tier(c) && c->fix_subject;
+	return !stable_tier(c) && (c->fix_subject || c->cites_present);
 }
 
 static int parse_range(git_oid *from, int *has_from, git_oid *to,

@@ -154,13 +154,14 @@ int stable_tier(const struct stable_commit *c);
 #define STABLE_SERIES_GAP 300
 
 /*
- * Does an untagged candidate say it is a fix (fix_subject)?  The second
- * key of the ranking: such a commit is listed right after the tagged
- * ones, before the other untagged commits.  0 for a tagged commit.  Of
- * the untagged-backport signals measured (docs/EVALUATION.md: series
- * siblings of a tagged candidate, a changelog naming a commit the
- * branch has, reverts, fix wording) only this one found backports
- * without burying them under commits the branches did not take.
+ * Does an untagged candidate say it is a fix (fix_subject) or name a
+ * commit the branch has (cites_present)?  The second key of the
+ * ranking: such a commit is listed right after the tagged ones, before
+ * the other untagged commits.  0 for a tagged commit.  Of the
+ * untagged-backport signals measured (docs/EVALUATION.md: fix wording,
+ * a named commit, series siblings of a tagged candidate, reverts)
+ * these two found backports without burying the tagged ones under
+ * commits the branches did not take; series siblings did.
  */
 int stable_hint(const struct stable_commit *c);
 

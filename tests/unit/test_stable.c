@@ -611,9 +611,12 @@ static void test_signals(void **state)
 	assert_string_equal(c->cites, base);
 	assert_true(c->cites_present);
 	assert_false(c->has_fixes);
+	assert_false(c->fix_subject);
+	assert_int_equal(stable_hint(c), 1);
 	c = find(s, c2);
 	assert_string_equal(c->cites, "");
 	assert_false(c->cites_present);
+	assert_int_equal(stable_hint(c), 0);
 	/* the Fixes: line is not a citation */
 	assert_string_equal(find(s, s2)->cites, "");
 

@@ -22,10 +22,10 @@
  * (stable.h: fix wording, a tagged series sibling, a named commit the
  * branch has; and here a revert of a commit the branch has, a commit a
  * tagged candidate fixes) are counted per window over the untagged
- * candidates (sig-* rows), and "tiered+fixword" (the command's order:
- * stable_hint() right after the tagged), "tiered+series",
+ * candidates (sig-* rows), and "tiered+fixword", "tiered+series",
  * "tiered+cites" and "tiered+all" put the untagged candidates with that
- * signal right after the tagged ones.
+ * signal right after the tagged ones; "tiered+hint" does so for
+ * stable_hint() (fix wording or a named commit): the command's order.
  * Prints CSV rows: window,ranker,k,tp,precision,recall,untagged_found
  * and summary rows (kind "set"/"eq"/"at-n"); on stderr each dropped
  * commit the branch took anyway and each untagged backport with its
@@ -248,12 +248,14 @@ static void set_row(const char *win, const char *name, size_t n, size_t tp,
 }
 
 enum { R_MODEL, R_NODROP, R_KEYWORD, R_TAGS, R_TIERED, R_TAGS_KW, R_MKW,
-       R_DEPS, R_DEMOTE, R_HINT, R_SERIES, R_CITES, R_SIGS, NRANK };
+       R_DEPS, R_DEMOTE, R_FIXWORD, R_SERIES, R_CITES, R_SIGS, R_HINT,
+       NRANK };
 
 static const char *const rname[NRANK] = {
 	"model", "model-nodrop", "keyword", "tags+model", "tiered",
 	"tags+model+kw", "model+kw", "tiered+deps", "tiered-demote",
 	"tiered+fixword", "tiered+series", "tiered+cites", "tiered+all",
+	"tiered+hint",
 };
 
 /* The untagged-backport signals, each counted over untagged candidates. */
@@ -358,7 +360,7 @@ static void window(git_repository *repo, struct dataset *ds,
 				"kw=%.3f pre=%d dropped=%d %s\n", name, c->id,
 				pv[i], kv[i], pre[i], c->dropped, c->subject);
 		any = 0;
-		sig[S_FIXWORD] = stable_hint(c);
+		sig[S_FIXWORD] = c->fix_subject;
 		sig[S_SERIES] = c->has_sibling;
 		sig[S_SERIES4] = c->has_sibling && c->series_len <= 4;
 		sig[S_CITES] = c->cites_present;
@@ -400,8 +402,10 @@ static void window(git_repository *repo, struct dataset *ds,
 		it[R_DEMOTE][i].score = c->dropped && stable_tier(c) ? 1 + pv[i]
 				        : 2 * stable_tier(c) + pv[i];
 		/* a signal puts an untagged candidate after the tagged */
+		it[R_FIXWORD][i].score = 2 * stable_tier(c) +
+					 (sig[S_FIXWORD] ? 1 : 0) + pv[i];
 		it[R_HINT][i].score = 2 * stable_tier(c) +
-				      (sig[S_FIXWORD] ? 1 : 0) + pv[i];
+				      (stable_hint(c) ? 1 : 0) + pv[i];
 		it[R_SERIES][i].score = 2 * stable_tier(c) +
 					(sig[S_SERIES] ? 1 : 0) + pv[i];
 		it[R_CITES][i].score = 2 * stable_tier(c) +

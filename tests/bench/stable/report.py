@@ -11,7 +11,7 @@ import sys
 
 RANKERS = ["model", "keyword", "model+kw", "tags+model", "tiered",
            "tags+model+kw", "tiered+deps", "tiered-demote", "tiered+fixword",
-           "tiered+series", "tiered+cites", "tiered+all"]
+           "tiered+series", "tiered+cites", "tiered+all", "tiered+hint"]
 SIGNALS = [("sig-fixword", "subject says fix"),
            ("sig-series", "series sibling of a tagged candidate"),
            ("sig-series-le4", "the same, series of at most 4"),
@@ -22,15 +22,16 @@ UNTAGGED = [("model", "p50"), ("tags+model", "p50"), ("tiered", "at-n"),
             ("tags+model+kw", "at-n"), ("tiered+deps", "at-n"),
             ("tiered+fixword", "at-n"), ("tiered+series", "at-n"),
             ("tiered+cites", "at-n"), ("tiered+all", "at-n"),
-            ("tiered+fixword", "p50")]
+            ("tiered+hint", "at-n"), ("tiered+hint", "p50")]
 PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered",
-        "tiered+fixword"]
+        "tiered+hint"]
 COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e", "model+kw": "#8c564b",
            "tags+model": "#2ca02c", "tiered": "#9467bd",
            "tags+model+kw": "#17becf", "tiered+deps": "#bcbd22",
-           "tiered-demote": "#e377c2", "tiered+fixword": "#000000",
+           "tiered-demote": "#e377c2", "tiered+fixword": "#7f7f00",
            "tiered+series": "#aec7e8", "tiered+cites": "#98df8a",
-           "tiered+all": "#ff9896", "cc": "#d62728", "tagged": "#7f7f7f"}
+           "tiered+all": "#ff9896", "tiered+hint": "#000000",
+           "cc": "#d62728", "tagged": "#7f7f7f"}
 
 
 def load(path):
@@ -103,7 +104,7 @@ def table(name, wins):
             "tags+model list (tags, then p>=0.5): found / list / P | " +
             " | ".join("%s at k = tagged: found / P" % r
                        for r, kind in UNTAGGED if kind == "at-n") +
-            " | the command's default list (tiered+fixword, then "
+            " | the command's default list (tiered+hint, then "
             "p>=0.5): found / list / P |",
             "|---|---:|---|---|" + "---|" * (len(UNTAGGED) - 2)]
     tot = {}
