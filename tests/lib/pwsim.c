@@ -47,12 +47,43 @@ const char *pwsim_data_dir(void)
 	return d;
 }
 
+static int read_port(const char *path)
+{
+	char line[32];
+	FILE *f = fopen(path, "r");
+	int port = 0;
+
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		port = atoi(line);
+	fclose(f);
+	return port;
+}
+
+int pwsim_wait_port(int *pid, const char *portfile)
+{
+	int i, port;
+
+	for (i = 0; i < 400 && *pid > 0; i++) {
+		struct timespec ts = { 0, 25 * 1000 * 1000 };
+
+		port = read_port(portfile);
+		if (port > 0)
+			return port;
+		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+			*pid = 0;
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
 int pwsim_start(struct pwsim *s, const char *datadir)
 {
-	char script[1200], data[1200], portfile[300], buf[32];
+	char script[1200], data[1200], portfile[300];
 	const char *py = getenv("PT_PYTHON");
-	FILE *f;
-	int i;
 
 	memset(s, 0, sizeof(*s));
 	if (!py || !*py)
@@ -78,23 +109,7 @@ int pwsim_start(struct pwsim *s, const char *datadir)
 		      "--record", s->record, (char *)NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 400; i++) {
-		struct timespec ts = { 0, 25 * 1000 * 1000 };
-
-		f = fopen(portfile, "r");
-		if (f) {
-			if (fgets(buf, sizeof(buf), f))
-				s->port = atoi(buf);
-			fclose(f);
-			if (s->port > 0)
-				break;
-		}
-		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return -1;
-		}
-		nanosleep(&ts, NULL);
-	}
+	s->port = pwsim_wait_port(&s->pid, portfile);
 	if (s->port <= 0)
 		return -1;
 	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", s->port);

@@ -31,5 +31,12 @@ char *pwsim_log(struct pwsim *s);
 int pwsim_count(struct pwsim *s, const char *method, const char *needle);
 /* tests/data directory (from PT_SOURCE_DIR or this file's path). */
 const char *pwsim_data_dir(void);
+/*
+ * Wait up to 10 s for the child *pid to write the port it listens on to
+ * portfile (the stand-in's and the SMTP sink's --port-file).  Returns
+ * the port, or -1 when the time is up or the child exited (then *pid is
+ * 0).
+ */
+int pwsim_wait_port(int *pid, const char *portfile);
 
 #endif

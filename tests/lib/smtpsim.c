@@ -81,20 +81,6 @@ static void run_sink(const char *py, const char *script, const char *dir,
 	_exit(127);
 }
 
-static int read_port(const char *path)
-{
-	char line[32];
-	FILE *f = fopen(path, "r");
-	int port = 0;
-
-	if (!f)
-		return 0;
-	if (fgets(line, sizeof(line), f))
-		port = atoi(line);
-	fclose(f);
-	return port;
-}
-
 int smtpsim_spawn(struct smtpsim *s, const char *tls, const char *cert,
 		  const char *key, const char *auth, const char *refuse)
 {
@@ -130,21 +116,9 @@ int smtpsim_spawn(struct smtpsim *s, const char *tls, const char *cert,
 int smtpsim_wait(struct smtpsim *s)
 {
 	char portfile[300];
-	int i;
 
 	snprintf(portfile, sizeof(portfile), "%s/port", s->dir);
-	for (i = 0; i < 400 && s->pid > 0; i++) {
-		struct timespec ts = { 0, 25 * 1000 * 1000 };
-
-		s->port = read_port(portfile);
-		if (s->port > 0)
-			break;
-		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return -1;
-		}
-		nanosleep(&ts, NULL);
-	}
+	s->port = pwsim_wait_port(&s->pid, portfile);
 	if (s->port <= 0)
 		return -1;
 	snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%d", s->scheme,
