@@ -408,6 +408,25 @@ static void one_message(const struct smtpsim *s, char **msg, char **env)
 	assert_int_equal(smtpsim_message(s, 0, msg, env), 0);
 }
 
+/*
+ * Send p's reply through the plain sink; it must go out as the one
+ * message the sink holds, returned in *msg and *env.
+ */
+static void sent_one(struct reply_out *out, const struct patch *p,
+		     const struct reply_in *in, char **msg, char **env)
+{
+	struct smtp_opts o;
+	int rc;
+
+	smtp_opts(&o, "plain");
+	rc = reply_for_patch(out, E.pol, &o, E.db, p, in, 0);
+	smtp_opts_clear(&o);
+	if (rc)
+		fail_msg("reply_for_patch: %s", pt_error_last());
+	assert_int_equal(out->status, REPLY_SENT);
+	one_message(&E.plain, msg, env);
+}
+
 /* ---- setup --------------------------------------------------------- */
 
 /* All three at once, then wait: python takes a while to come up. */
@@ -559,17 +578,13 @@ static void test_reply_arrives_threaded(void **state)
 	struct patch *p = load("acme-v2-2.eml"), *got = NULL;
 	struct reply_in in = risk_in(0.42);
 	struct reply_out out;
-	struct smtp_opts o;
 	struct buf id = BUF_INIT;
 	char *msg, *env, *from, *rcpts, *flat, *want_id, *v;
 	int n;
 
 	(void)state;
-	smtp_opts(&o, "plain");
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_SENT);
+	sent_one(&out, p, &in, &msg, &env);
 	assert_string_equal(out.subsystem, "acme");
-	one_message(&E.plain, &msg, &env);
 
 	/* the Message-ID from (patch, model version, kind), nothing else */
 	want_id = expected_msgid(PATCH_ID, MODEL, "risk");
@@ -646,7 +661,6 @@ static void test_reply_arrives_threaded(void **state)
 	free(env);
 	buf_free(&id);
 	reply_out_clear(&out);
-	smtp_opts_clear(&o);
 	patch_free(p);
 }
 
@@ -1248,7 +1262,6 @@ static void test_body_has_no_bare_cr(void **state)
 	struct reply_in in = risk_in(0.42);
 	const struct policy_subsys *s = NULL;
 	struct reply_out out;
-	struct smtp_opts o;
 	char **saved, *msg, *env, *flat;
 
 	(void)state;
@@ -1258,18 +1271,14 @@ static void test_body_has_no_bare_cr(void **state)
 	((struct policy_subsys *)s)->recipients = list_only;
 	replace(&p->author.name, "Eve\rX\r\nBcc: evil@x");
 	replace(&p->subject.clean, "net: acme: foo\r\nbar\rbaz");
-	smtp_opts(&o, "plain");
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
+	sent_one(&out, p, &in, &msg, &env);
 	((struct policy_subsys *)s)->recipients = saved;
-	assert_int_equal(out.status, REPLY_SENT);
-	one_message(&E.plain, &msg, &env);
 	flat = check_body(msg);
 	assert_non_null(strstr(flat, "foo bar baz"));
 	free(flat);
 	free(msg);
 	free(env);
 	reply_out_clear(&out);
-	smtp_opts_clear(&o);
 	patch_free(p);
 }
 
@@ -1283,7 +1292,6 @@ static void long_header_case(const char *subject, const char *name)
 	struct patch *p = load("acme-v2-2.eml"), *got = NULL;
 	struct reply_in in = risk_in(0.42);
 	struct reply_out out;
-	struct smtp_opts o;
 	struct buf want = BUF_INIT;
 	const char *l, *e;
 	char *msg, *env;
@@ -1292,10 +1300,7 @@ static void long_header_case(const char *subject, const char *name)
 		replace(&p->subject.raw, subject);
 	if (name)
 		replace(&p->author.name, name);
-	smtp_opts(&o, "plain");
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_SENT);
-	one_message(&E.plain, &msg, &env);
+	sent_one(&out, p, &in, &msg, &env);
 	for (l = msg; strncmp(l, "\r\n", 2); l = e + 2) {
 		e = strstr(l, "\r\n");
 		assert_non_null(e);
@@ -1320,7 +1325,6 @@ static void long_header_case(const char *subject, const char *name)
 	free(msg);
 	free(env);
 	reply_out_clear(&out);
-	smtp_opts_clear(&o);
 	patch_free(p);
 	db_close(E.db);
 	assert_int_equal(db_open(&E.db, pathf("%s/state-%d.db", E.dir,
@@ -1384,21 +1388,14 @@ static void test_refused_recipient_others_get_it(void **state)
 	struct reply_in in = risk_in(0.42);
 	const struct policy_subsys *s = NULL;
 	struct reply_out out;
-	struct smtp_opts o;
 	char **saved, *msg, *env, *from, *rcpts;
-	int rc;
 
 	(void)state;
 	assert_int_equal(policy_match(E.pol, p, NULL, &s), 0);
 	saved = s->recipients;
 	((struct policy_subsys *)s)->recipients = with_dead;
-	smtp_opts(&o, "plain");
-	rc = reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0);
+	sent_one(&out, p, &in, &msg, &env);
 	((struct policy_subsys *)s)->recipients = saved;
-	if (rc)
-		fail_msg("reply_for_patch: %s", pt_error_last());
-	assert_int_equal(out.status, REPLY_SENT);
-	one_message(&E.plain, &msg, &env);
 	rcpts = env_rcpts(env, &from);
 	assert_string_equal(rcpts, "netdev@vger.kernel.org, "
 				   "rene.mueller@example.de");
@@ -1414,7 +1411,6 @@ static void test_refused_recipient_others_get_it(void **state)
 	free(msg);
 	free(env);
 	reply_out_clear(&out);
-	smtp_opts_clear(&o);
 	patch_free(p);
 }
 
@@ -1424,17 +1420,13 @@ static void test_stable_note_suggests_fixes(void **state)
 	struct patch *p = load("pwm-1.eml");
 	struct reply_in in = risk_in(0.7);
 	struct reply_out out;
-	struct smtp_opts o;
 	char *msg, *env, *flat;
 
 	(void)state;
 	in.kind = "stable";
 	in.suggested_fixes = "Fixes: 0123456789ab (\"pwm: acme: add the "
 			     "driver\")";
-	smtp_opts(&o, "plain");
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_SENT);
-	one_message(&E.plain, &msg, &env);
+	sent_one(&out, p, &in, &msg, &env);
 	assert_non_null(strstr(msg, "\r\n  Cc: stable@vger.kernel.org\r\n"
 				    "  Fixes: 0123456789ab (\"pwm: acme: add "
 				    "the driver\")\r\n\r\n"));
@@ -1446,7 +1438,6 @@ static void test_stable_note_suggests_fixes(void **state)
 	free(msg);
 	free(env);
 	reply_out_clear(&out);
-	smtp_opts_clear(&o);
 	patch_free(p);
 }
 
