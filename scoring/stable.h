@@ -9,11 +9,14 @@
  * is in the branch (applies-to: the Fixes:/revert target is reachable from
  * the branch tip or was itself backported; a fix for code the branch
  * never had is dropped), which earlier commits of the range touch the same
- * lines (depends-on, by overlap of zero-context hunks), and whether a
+ * lines (depends-on, by overlap of zero-context hunks), whether a
  * cherry-pick onto the branch tip is clean (libgit2 in-memory merge, no
- * work tree or index touched).  It also suggests the Fixes: line for a
- * posted fix by blaming the lines it removes.  It does not score: the
- * caller ranks with the fix model (model.h).
+ * work tree or index touched), which untagged commits a tagged one needs
+ * to apply (prerequisites, by in-memory three-way file merges) and
+ * whether a commit keeps the build working (its subject and paths).  It
+ * also suggests the Fixes: line for a posted fix by blaming the lines it
+ * removes.  It does not score: the caller ranks with the fix model
+ * (model.h).
  */
 #ifndef PT_STABLE_H
 #define PT_STABLE_H
@@ -67,6 +70,16 @@ struct stable_commit {
 				     fixed or fixing */
 	unsigned has_sibling : 1; /* sibling is set */
 	unsigned cites_present : 1; /* cites names a commit the branch has */
+	unsigned build_ci : 1;    /* the subject's component is CI or
+				     packaging (stable_build) */
+	unsigned build_comp : 1;  /* ... or the build system or its tools */
+	unsigned build_words : 1; /* the summary names the toolchain */
+	unsigned build_files : 1; /* every path it changes is a build, CI
+				     or packaging file */
+	unsigned prereq : 1;      /* prereq_of is set (stable_prereqs) */
+	size_t prereq_of;         /* a tagged candidate that conflicts on
+				     the branch without this commit and
+				     does not with it, the first */
 	size_t sibling;           /* a tagged candidate of the same series
 				     (same author and committer, committed
 				     within STABLE_SERIES_GAP seconds of the
@@ -164,6 +177,27 @@ int stable_tier(const struct stable_commit *c);
  * commits the branches did not take; series siblings did.
  */
 int stable_hint(const struct stable_commit *c);
+
+/*
+ * Does an untagged candidate keep the build working: a CI or packaging
+ * component in its subject (ci:, .github, buildlib, debian, redhat,
+ * suse, ...: build_ci)?  Stable branches carry the CI and the packaging
+ * with them and take such changes untagged.  0 for a tagged commit.
+ * The other build facts (build_comp, build_words, build_files) are
+ * shown only (docs/EVALUATION.md has the measurements).
+ */
+int stable_build(const struct stable_commit *c);
+
+/*
+ * Prerequisites: for each tagged candidate with select[i] set (NULL:
+ * all) and depends-on (stable_deps() must have run for it), replay its
+ * changed files onto the branch tip in memory, after its dependencies
+ * in commit order, with git's three-way file merge.  An untagged
+ * dependency without which the tagged candidate conflicts, and with
+ * which it does not, gets prereq and prereq_of.  Nothing is written to
+ * the repository.
+ */
+int stable_prereqs(struct stable_set *s, const unsigned char *select);
 
 /* Short names for the enums ("cherry-pick", "absent", ...). */
 const char *stable_match_name(enum stable_match m);

@@ -625,6 +625,135 @@ static void test_signals(void **state)
 	memcpy(dir, top, sizeof(top));
 }
 
+/* A commit's build facts and stable_build() in one call. */
+static void want_build(struct stable_set *s, const char *id, int ci,
+		       int comp, int words, int files, int ranks)
+{
+	const struct stable_commit *c = find(s, id);
+
+	assert_int_equal(c->build_ci, ci);
+	assert_int_equal(c->build_comp, comp);
+	assert_int_equal(c->build_words, words);
+	assert_int_equal(c->build_files, files);
+	assert_int_equal(stable_build(c), ranks);
+}
+
+/*
+ * The build facts of a subject and its paths (CI or packaging
+ * component, build component, toolchain words, build files only), and
+ * the prerequisites: an untagged commit without which a tagged fix
+ * conflicts on the branch, one that does not help a fix that conflicts
+ * anyway, and one that a fix applying cleanly does not need.
+ */
+static void test_build_prereqs(void **state)
+{
+	struct stable_opts o = { "v1..main", "stable", 0, 0, 1 };
+	char top[64], ci[41], bf[41], cm[41], deb[41], sus[41], mnt[41];
+	char cpp[41], p1[41], f1[41], p2[41], f2[41], p3[41], f3[41];
+	struct stable_set *s;
+	git_repository *repo;
+	const struct stable_commit *c;
+
+	(void)state;
+	memcpy(top, dir, sizeof(top));
+	sh("mkdir bld");
+	snprintf(dir, sizeof(dir), "%.48s/bld", top);
+	sh("git init -q -b main . && git config commit.gpgsign false");
+	sh("mkdir .ci debian suse drivers && for f in p q; do seq 1 20 > "
+	   "$f.c; done && echo x > .ci/run.sh && echo x > meson.build && "
+	   "echo x > debian/control && echo x > suse/pkg.spec && "
+	   "echo x > drivers/foo.c && echo x > drivers/meson.build && "
+	   "echo x > MAINTAINERS");
+	commit("base: initial import\n");
+	sh("git tag v1 && git branch stable v1");
+	sh("git checkout -q stable");
+	set_line("p.c", 3, "branch3");
+	commit("p: the branch's own change\n");
+	sh("git checkout -q main");
+
+	sh("echo y >> .ci/run.sh && echo y >> MAINTAINERS");
+	commit("ci: hook to the runner\n");
+	rev(ci, "HEAD");
+	sh("echo y >> meson.build");
+	commit("build: fix compilation with gcc 14\n");
+	rev(bf, "HEAD");
+	sh("echo y >> drivers/foo.c && echo y >> drivers/meson.build");
+	commit("net/foo: make compatible with libbar 2\n");
+	rev(cm, "HEAD");
+	sh("echo y >> debian/control");
+	commit("debian: drop an old dependency\n");
+	rev(deb, "HEAD");
+	sh("echo y >> suse/pkg.spec");
+	commit("suse: repair the spec\n\nCc: stable@example.org\n");
+	rev(sus, "HEAD");
+	sh("echo z >> MAINTAINERS");
+	commit("maintainers: add a reviewer\n");
+	rev(mnt, "HEAD");
+	sh("echo z >> drivers/foo.c");
+	commit("eal: keep C++20 happy\n");
+	rev(cpp, "HEAD");
+
+	set_line("p.c", 6, "refactored6");
+	commit("p: refactor the helper\n");
+	rev(p1, "HEAD");
+	set_line("p.c", 6, "fixed6");
+	commit("p: repair the helper\n\nCc: stable@example.org\n");
+	rev(f1, "HEAD");
+	set_line("p.c", 12, "renamed12");
+	commit("p: rename the counter\n");
+	rev(p2, "HEAD");
+	set_line("p.c", 12, "fixed12");
+	set_line("p.c", 3, "main3");
+	commit("p: repair the counter\n\nCc: stable@example.org\n");
+	rev(f2, "HEAD");
+	set_line("q.c", 2, "tidy2");
+	commit("q: tidy\n");
+	rev(p3, "HEAD");
+	set_line("q.c", 10, "fixed10");
+	commit("q: repair\n\nCc: stable@example.org\n");
+	rev(f3, "HEAD");
+
+	sh("git count-objects > .objects");
+	assert_int_equal(git_repository_open(&repo, dir), 0);
+	assert_int_equal(stable_analyse(&s, repo, &o), 0);
+	assert_int_equal(s->n, 13);
+
+	/*            commit  ci comp words files ranks */
+	want_build(s, ci,     1, 1,   0,    1,    1); /* MAINTAINERS aside */
+	want_build(s, bf,     0, 1,   1,    1,    0);
+	want_build(s, cm,     0, 0,   1,    0,    0);
+	want_build(s, deb,    1, 1,   0,    1,    1);
+	want_build(s, sus,    1, 1,   0,    1,    0); /* tagged */
+	want_build(s, mnt,    0, 0,   0,    0,    0);
+	want_build(s, cpp,    0, 0,   1,    0,    0);
+	want_build(s, p1,     0, 0,   0,    0,    0);
+
+	/* before stable_prereqs() nothing is marked */
+	assert_false(find(s, p1)->prereq);
+	assert_int_equal(stable_prereqs(s, NULL), 0);
+	c = find(s, f1);
+	assert_int_equal(c->ndeps, 1);
+	assert_int_equal(c->deps[0], index_of(s, p1));
+	c = find(s, p1);
+	assert_true(c->prereq);
+	assert_int_equal(c->prereq_of, index_of(s, f1));
+	/* f2 conflicts on line 3 with or without p2 */
+	assert_int_equal(find(s, f2)->ndeps, 1);
+	assert_int_equal(find(s, f2)->deps[0], index_of(s, p2));
+	assert_false(find(s, p2)->prereq);
+	/* f3 applies as it is */
+	assert_false(find(s, p3)->prereq);
+	assert_int_equal(find(s, f3)->ndeps, 0);
+	/* a tagged commit is never one */
+	assert_false(find(s, f1)->prereq);
+	/* nothing was written: no new object, the work tree untouched */
+	sh("git count-objects | cmp - .objects && git diff --quiet HEAD");
+
+	stable_set_free(s);
+	git_repository_free(repo);
+	memcpy(dir, top, sizeof(top));
+}
+
 static void test_markers(void **state)
 {
 	static const struct {
@@ -673,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_suggest_fixes),
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_build_prereqs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
