@@ -11,8 +11,8 @@
  * The hunks for depends-on are diffed on opts->jobs threads, each with
  * its own repository handle, and merged in commit order.  Object ids are
  * kept in a small open-addressing map of its own; libgit2 objects are
- * looked up again when needed rather than held.  It neither prints nor scores with
- * a model.
+ * looked up again when needed rather than held.  It neither prints nor
+ * scores with a model.
  */
 #include "stable.h"
 
