@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dataset.h"
 #include "db.h"
@@ -139,6 +140,8 @@ static struct pt_model *train(struct dataset *ds, int64_t before)
 struct item {
 	double score;
 	int truth, untagged;
+	size_t idx;          /* in the range: ties go oldest first, as in
+				`patchtriage stable` (calibrated p ties) */
 };
 
 static const double *rank_of; /* qsort context of rank_cmp */
@@ -173,7 +176,9 @@ static int item_cmp(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
 
-	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 static const size_t ks[] = { 10, 25, 50, 100, 150, 200, 300, 400, 600,
@@ -249,22 +254,27 @@ static void set_row(const char *win, const char *name, size_t n, size_t tp,
 
 enum { R_MODEL, R_NODROP, R_KEYWORD, R_TAGS, R_TIERED, R_TAGS_KW, R_MKW,
        R_DEPS, R_DEMOTE, R_FIXWORD, R_SERIES, R_CITES, R_SIGS, R_HINT,
-       NRANK };
+       R_HCI, R_HBUILD, R_HWORDS, R_HPRE, R_HCIPRE, R_HCIWORDS, NRANK };
 
 static const char *const rname[NRANK] = {
 	"model", "model-nodrop", "keyword", "tags+model", "tiered",
 	"tags+model+kw", "model+kw", "tiered+deps", "tiered-demote",
 	"tiered+fixword", "tiered+series", "tiered+cites", "tiered+all",
-	"tiered+hint",
+	"tiered+hint", "tiered+hint+ci", "tiered+hint+build",
+	"tiered+hint+words", "tiered+hint+prereq", "tiered+hint+ci+prereq",
+	"tiered+hint+ci+words",
 };
 
 /* The untagged-backport signals, each counted over untagged candidates. */
 enum { S_FIXWORD, S_SERIES, S_SERIES4, S_CITES, S_REVERT, S_FIXEDBY,
+       S_CI, S_COMP, S_WORDS, S_FILES, S_COMPFILES, S_BUILD, S_PREREQ,
        NSIG };
 
 static const char *const sname[NSIG] = {
 	"sig-fixword", "sig-series", "sig-series-le4", "sig-cites",
-	"sig-revert", "sig-fixed-by-tagged",
+	"sig-revert", "sig-fixed-by-tagged", "sig-build-ci", "sig-build-comp",
+	"sig-build-words", "sig-build-files", "sig-build-comp-files",
+	"sig-build-any", "sig-prereq",
 };
 
 static void window(git_repository *repo, struct dataset *ds,
@@ -285,13 +295,19 @@ static void window(git_repository *repo, struct dataset *ds,
 	size_t nk = 0, nk_tp = 0, nfp = 0, nfp_tp = 0, nfo = 0, nfo_tp = 0;
 	size_t npre = 0, npre_tp = 0, nsig[NSIG] = { 0 }, nsig_tp[NSIG] = { 0 };
 	unsigned char *fixedby;
-	int sig[NSIG], any;
+	int sig[NSIG], any, lvl;
+	time_t t0;
 	double p;
 
 	snprintf(range, sizeof(range), "%s..%s", from, to);
 	o.branch = base;
 	if (stable_analyse(&facts, repo, &o) || stable_deps(facts, NULL))
 		die("facts");
+	t0 = time(NULL);
+	if (stable_prereqs(facts, NULL))
+		die("prereqs");
+	fprintf(stderr, "%s: prerequisites in %lld s\n", name,
+		(long long)(time(NULL) - t0));
 	o.branch = branch;
 	if (stable_analyse(&real, repo, &o))
 		die("truth");
@@ -367,19 +383,30 @@ static void window(git_repository *repo, struct dataset *ds,
 		sig[S_REVERT] = c->is_revert &&
 				c->target == STABLE_TARGET_PRESENT;
 		sig[S_FIXEDBY] = fixedby[i];
+		sig[S_CI] = c->build_ci;
+		sig[S_COMP] = c->build_comp;
+		sig[S_WORDS] = c->build_words;
+		sig[S_FILES] = c->build_files;
+		sig[S_COMPFILES] = c->build_comp && c->build_files;
+		sig[S_BUILD] = c->build_ci || c->build_words ||
+			       (c->build_comp && c->build_files);
+		sig[S_PREREQ] = c->prereq;
 		for (j = 0; j < NSIG; j++) {
 			if (tagged || !stable_is_candidate(facts, i))
 				sig[j] = 0;
 			nsig[j] += sig[j];
 			nsig_tp[j] += sig[j] && truth;
-			any |= sig[j] && j != S_SERIES4 && j != S_FIXEDBY;
+			any |= sig[j] && j <= S_REVERT && j != S_SERIES4;
 		}
 		if (truth && !tagged)
 			fprintf(stderr, "%s: untagged backport signals: %.12s "
 				"fixword=%d series=%d(%zu) cites=%d revert=%d "
-				"fixedby=%d\n", name, c->id, sig[S_FIXWORD],
+				"fixedby=%d ci=%d comp=%d words=%d files=%d "
+				"prereq=%d\n", name, c->id, sig[S_FIXWORD],
 				c->has_sibling, c->series_len, sig[S_CITES],
-				sig[S_REVERT], sig[S_FIXEDBY]);
+				sig[S_REVERT], sig[S_FIXEDBY], sig[S_CI],
+				sig[S_COMP], sig[S_WORDS], sig[S_FILES],
+				sig[S_PREREQ]);
 		nk += tagged && !c->dropped;
 		nk_tp += tagged && !c->dropped && truth;
 		npre += pre[i];
@@ -390,6 +417,7 @@ static void window(git_repository *repo, struct dataset *ds,
 		nfo_tp += stable_tier(c) == 1 && !c->dropped && truth;
 		for (j = 0; j < NRANK; j++) {
 			it[j][i].truth = truth;
+			it[j][i].idx = i;
 			it[j][i].untagged = truth && !tagged;
 		}
 		/* what the tool knows: a tagged fix is a fix (p = 1) */
@@ -412,6 +440,22 @@ static void window(git_repository *repo, struct dataset *ds,
 				       (sig[S_CITES] ? 1 : 0) + pv[i];
 		it[R_SIGS][i].score = 2 * stable_tier(c) + (any ? 1 : 0) +
 				      pv[i];
+		/* the hint first, then the signal, then the rest */
+		lvl = stable_hint(c) ? 2 : 0;
+		it[R_HCI][i].score = 3 * stable_tier(c) + pv[i] +
+				     (lvl ? lvl : sig[S_CI]);
+		it[R_HBUILD][i].score = 3 * stable_tier(c) + pv[i] +
+					(lvl ? lvl : sig[S_BUILD]);
+		it[R_HWORDS][i].score = 3 * stable_tier(c) + pv[i] +
+					(lvl ? lvl : sig[S_WORDS]);
+		it[R_HPRE][i].score = 3 * stable_tier(c) + pv[i] +
+				      (lvl ? lvl : sig[S_PREREQ]);
+		it[R_HCIPRE][i].score = 3 * stable_tier(c) + pv[i] +
+					(lvl ? lvl : sig[S_CI] ||
+					 sig[S_PREREQ]);
+		it[R_HCIWORDS][i].score = 3 * stable_tier(c) + pv[i] +
+					  (lvl ? lvl : sig[S_CI] ||
+					   sig[S_WORDS]);
 		it[R_TAGS_KW][i].score = tagged ? 1 + mix : mix;
 		it[R_MKW][i].score = mix;
 		it[R_NODROP][i].score = pv[i];

@@ -11,18 +11,36 @@ import sys
 
 RANKERS = ["model", "keyword", "model+kw", "tags+model", "tiered",
            "tags+model+kw", "tiered+deps", "tiered-demote", "tiered+fixword",
-           "tiered+series", "tiered+cites", "tiered+all", "tiered+hint"]
+           "tiered+series", "tiered+cites", "tiered+all", "tiered+hint",
+           "tiered+hint+ci", "tiered+hint+build", "tiered+hint+words",
+           "tiered+hint+prereq", "tiered+hint+ci+prereq",
+           "tiered+hint+ci+words"]
 SIGNALS = [("sig-fixword", "subject says fix"),
            ("sig-series", "series sibling of a tagged candidate"),
            ("sig-series-le4", "the same, series of at most 4"),
            ("sig-cites", "names a commit the branch has"),
            ("sig-revert", "reverts a commit the branch has"),
-           ("sig-fixed-by-tagged", "a tagged candidate fixes it")]
+           ("sig-fixed-by-tagged", "a tagged candidate fixes it"),
+           ("sig-build-ci", "build: CI or packaging component"),
+           ("sig-build-comp", "build: CI, packaging or build component"),
+           ("sig-build-words", "build: toolchain words"),
+           ("sig-build-files", "build: only build, CI or packaging files"),
+           ("sig-build-comp-files", "build: build component and only "
+            "build files"),
+           ("sig-build-any", "build: CI component, toolchain words, or "
+            "build component and only build files"),
+           ("sig-prereq", "a tagged candidate conflicts without it, not "
+            "with it")]
 UNTAGGED = [("model", "p50"), ("tags+model", "p50"), ("tiered", "at-n"),
             ("tags+model+kw", "at-n"), ("tiered+deps", "at-n"),
             ("tiered+fixword", "at-n"), ("tiered+series", "at-n"),
             ("tiered+cites", "at-n"), ("tiered+all", "at-n"),
-            ("tiered+hint", "at-n"), ("tiered+hint", "p50")]
+            ("tiered+hint", "at-n"), ("tiered+hint+ci", "at-n"),
+            ("tiered+hint+build", "at-n"), ("tiered+hint+words", "at-n"),
+            ("tiered+hint+prereq", "at-n"),
+            ("tiered+hint+ci+prereq", "at-n"),
+            ("tiered+hint+ci+words", "at-n"), ("tiered+hint", "p50"),
+            ("tiered+hint+ci", "p50")]
 PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered",
         "tiered+hint"]
 COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e", "model+kw": "#8c564b",
