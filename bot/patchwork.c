@@ -652,6 +652,21 @@ int pw_events_position(struct pw *pw, struct db *db, const char *project,
 	return rc;
 }
 
+enum { POLL_SEEN, POLL_MARK, POLL_POSITION, POLL_FORGET, POLL_NSTMT };
+
+static const char *const poll_sql[POLL_NSTMT] = {
+	"SELECT 1 FROM pw_events_seen WHERE url = ?1 AND project = ?2 AND"
+	" event_id = ?3",
+	"INSERT OR IGNORE INTO pw_events_seen (url, project, event_id, date)"
+	" VALUES (?1, ?2, ?3, ?4)",
+	"INSERT INTO pw_positions (url, project, last_id, last_date, updated)"
+	" VALUES (?1, ?2, ?3, ?4, strftime('%s','now')) ON CONFLICT(url,"
+	" project) DO UPDATE SET last_id = excluded.last_id, last_date ="
+	" excluded.last_date, updated = excluded.updated",
+	"DELETE FROM pw_events_seen WHERE url = ?1 AND project = ?2 AND"
+	" ?3 >= 0 AND date < ?4",
+};
+
 struct poll {
 	struct pw *pw;
 	struct db *db;
@@ -660,49 +675,34 @@ struct poll {
 	void *ctx;
 	size_t handled;
 	char boundary[96];  /* date_key of the stored position */
+	sqlite3_stmt *st[POLL_NSTMT]; /* poll_sql, prepared once a poll */
 };
 
-static int seen(struct poll *p, int64_t id, int *out)
+/* Run poll statement k with (url, project, id, a); *row: a row came. */
+static int poll_step(struct poll *p, int k, int64_t id, const char *a,
+		     int *row)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = p->st[k];
 	int rc;
 
-	rc = db_prepare(&st, p->db,
-			"SELECT 1 FROM pw_events_seen WHERE url = ? AND "
-			"project = ? AND event_id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, p->pw->base, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, p->project, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, id);
-	rc = sqlite3_step(st);
-	*out = rc == SQLITE_ROW;
-	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
-		     ? 0 : db_error(p->db, "reading seen events");
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int exec_bound(struct poll *p, const char *sql, int64_t id,
-		      const char *a, const char *b)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, p->db, sql);
-	if (rc)
-		return rc;
 	sqlite3_bind_text(st, 1, p->pw->base, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, p->project, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, id);
 	if (a)
 		sqlite3_bind_text(st, 4, a, -1, SQLITE_STATIC);
-	if (b)
-		sqlite3_bind_text(st, 5, b, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st) == SQLITE_DONE
+	rc = sqlite3_step(st);
+	if (row)
+		*row = rc == SQLITE_ROW;
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
 		     ? 0 : db_error(p->db, "saving the patchwork position");
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	return rc;
+}
+
+static int seen(struct poll *p, int64_t id, int *out)
+{
+	return poll_step(p, POLL_SEEN, id, NULL, out);
 }
 
 /* Record ev as seen and move the position, inside the open transaction. */
@@ -711,28 +711,16 @@ static int mark(struct poll *p, int64_t id, const char *date,
 {
 	int rc;
 
-	rc = exec_bound(p,
-			"INSERT OR IGNORE INTO pw_events_seen (url, project, "
-			"event_id, date) VALUES (?, ?, ?, ?)",
-			id, key, NULL);
+	rc = poll_step(p, POLL_MARK, id, key, NULL);
 	if (rc || strcmp(key, p->boundary) < 0)
 		return rc;
-	rc = exec_bound(p,
-			"INSERT INTO pw_positions (url, project, last_id, "
-			"last_date, updated) VALUES (?, ?, ?, ?, "
-			"strftime('%s','now')) ON CONFLICT(url, project) DO "
-			"UPDATE SET last_id = excluded.last_id, last_date = "
-			"excluded.last_date, updated = excluded.updated",
-			id, date, NULL);
+	rc = poll_step(p, POLL_POSITION, id, date, NULL);
 	if (rc)
 		return rc;
 	if (strcmp(key, p->boundary) > 0) {
 		snprintf(p->boundary, sizeof(p->boundary), "%s", key);
 		/* ids below the new boundary can never come back */
-		rc = exec_bound(p,
-				"DELETE FROM pw_events_seen WHERE url = ? AND "
-				"project = ? AND ? >= 0 AND date < ?",
-				0, key, NULL);
+		rc = poll_step(p, POLL_FORGET, 0, key, NULL);
 	}
 	return rc;
 }
@@ -756,42 +744,65 @@ void pw_event_from_json(struct pw_event *ev, const json_t *e)
 	ev->current_state = str_or(pl, "current_state", NULL);
 }
 
+/*
+ * One event: the callback's work and the event marked seen, in a
+ * savepoint of the page's transaction, so that a failing event is
+ * undone alone.
+ */
+static int poll_one(struct poll *p, const struct pw_event *ev,
+		    const char *key)
+{
+	int rc, own;
+
+	rc = db_savepoint(p->db, "pw_event", &own);
+	if (rc)
+		return rc;
+	rc = p->cb ? p->cb(ev, p->ctx) : 0;
+	if (!rc)
+		rc = mark(p, ev->id, ev->date, key);
+	return db_release(p->db, "pw_event", own, rc);
+}
+
+/*
+ * A page of events in one transaction: each event is handled exactly
+ * once across crashes, as with one transaction each, for a commit a
+ * page.  What came before a failing event commits; the error returns.
+ */
 static int poll_page(json_t *items, void *ctx)
 {
 	struct poll *p = ctx;
 	struct pw_event ev;
 	char key[96];
 	json_t *e;
-	size_t i;
-	int rc = 0, dup;
+	size_t i, done = 0;
+	int rc, crc, dup;
 
+	rc = db_begin(p->db);
+	if (rc)
+		return rc;
 	json_array_foreach(items, i, e) {
 		pw_event_from_json(&ev, e);
-		if (ev.id <= 0 || date_key(ev.date, key))
-			return pt_error_set(PT_EINVAL,
-					    "patchwork '%s' sent an event "
-					    "without id or date",
-					    p->pw->base);
-		rc = seen(p, ev.id, &dup);
-		if (rc)
-			return rc;
-		if (dup)
-			continue;
-		rc = db_begin(p->db);
-		if (rc)
-			return rc;
-		rc = p->cb ? p->cb(&ev, p->ctx) : 0;
-		if (!rc)
-			rc = mark(p, ev.id, ev.date, key);
-		if (!rc)
-			rc = db_commit(p->db);
-		if (rc) {
-			db_rollback(p->db);
-			return rc;
+		if (ev.id <= 0 || date_key(ev.date, key)) {
+			rc = pt_error_set(PT_EINVAL,
+					  "patchwork '%s' sent an event "
+					  "without id or date",
+					  p->pw->base);
+			break;
 		}
-		p->handled++;
+		rc = seen(p, ev.id, &dup);
+		if (!rc && !dup)
+			rc = poll_one(p, &ev, key);
+		if (rc)
+			break;
+		done += !dup;
 	}
-	return 0;
+	crc = db_commit(p->db);
+	if (crc) {
+		db_rollback(p->db);
+		return crc;
+	}
+	p->handled += done;
+	return rc;
 }
 
 int pw_events_poll(struct pw *pw, struct db *db, const char *project,
@@ -842,10 +853,13 @@ int pw_events_poll(struct pw *pw, struct db *db, const char *project,
 			rc = pw_url_encode(&path, since);
 	}
 	if (!rc)
+		rc = db_prepare_all(p.st, db, poll_sql, POLL_NSTMT);
+	if (!rc)
 		rc = walk_list(pw, path.ptr, poll_page, &p);
 	if (handled)
 		*handled = p.handled;
 out:
+	db_finalize_all(p.st, POLL_NSTMT);
 	free(last);
 	buf_free(&path);
 	return rc;
@@ -1052,6 +1066,166 @@ out:
 	return 0;
 }
 
+/* ---- a series' mails only ----------------------------------------- */
+
+/* p->mbox (a fresh copy of an mbox) and its first message parsed. */
+static int take_mbox(struct pw_patch *p, const char *mbox, size_t len)
+{
+	p->mbox = pt_strndup(mbox, len);
+	if (!p->mbox)
+		return PT_ENOMEM;
+	p->mbox_len = len;
+	return parse_mbox(p);
+}
+
+/* "<id>" of a series patch against a parsed Message-ID without angles. */
+static int same_msgid(const char *listed, const char *parsed)
+{
+	size_t n;
+
+	if (!listed || !parsed)
+		return 0;
+	if (*listed == '<')
+		listed++;
+	n = strlen(parsed);
+	return !strncmp(listed, parsed, n) &&
+	       (!listed[n] || (listed[n] == '>' && !listed[n + 1]));
+}
+
+struct mail_map {
+	struct pw_series *s;
+	const json_t *list;   /* the series' "patches" */
+};
+
+/* A message of the series mbox to the patch with its Message-ID. */
+static int map_mail(const char *msg, size_t len, size_t index, void *ctx)
+{
+	struct mail_map *m = ctx;
+	struct patch *tmp = NULL;
+	size_t i;
+
+	(void)index;
+	if (patch_from_mail(&tmp, msg, len)) {
+		pt_error_clear(); /* left to the patch's own mbox */
+		return 0;
+	}
+	for (i = 0; i < m->s->npatches; i++) {
+		struct pw_patch *p = &m->s->patches[i];
+		const char *id = str_or(json_array_get(m->list, i), "msgid",
+					NULL);
+
+		if (p->parsed || !same_msgid(id, tmp->message_id))
+			continue;
+		p->mbox = pt_strndup(msg, len);
+		if (!p->mbox) {
+			patch_free(tmp);
+			return PT_ENOMEM;
+		}
+		p->mbox_len = len;
+		p->parsed = tmp;
+		return 0;
+	}
+	patch_free(tmp);
+	return 0;
+}
+
+/* Patches the series mbox did not give, from their own mbox URL. */
+static int fetch_missing(struct pw *pw, struct pw_series *s,
+			 const json_t *list)
+{
+	struct buf m = BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < s->npatches; i++) {
+		struct pw_patch *p = &s->patches[i];
+		const char *url = str_or(json_array_get(list, i), "mbox", NULL);
+
+		if (p->parsed)
+			continue;
+		if (!url)
+			return pt_error_set(PT_EINVAL, "patchwork series patch "
+					    "%lld has no mbox",
+					    (long long)p->id);
+		buf_init(&m, PT_MAX_MAIL_SIZE);
+		rc = pw_get_text(pw, url, &m);
+		if (!rc)
+			rc = take_mbox(p, m.ptr ? m.ptr : "", m.len);
+		buf_free(&m);
+	}
+	return rc;
+}
+
+/* The series mbox split onto s->patches (ids set), then what is missing. */
+static int series_mails(struct pw *pw, struct pw_series *s)
+{
+	const json_t *list = json_object_get(s->json, "patches");
+	const char *url = str_or(s->json, "mbox", NULL);
+	struct mail_map map = { s, list };
+	struct buf b = BUF_INIT, m = BUF_INIT;
+	int rc = 0;
+
+	if (!url) {
+		rc = buf_addf(&b, "%s/series/%lld/mbox/", pw->base,
+			      (long long)s->id);
+		url = b.ptr;
+	}
+	buf_init(&m, PT_MAX_HTTP_BODY);
+	if (!rc)
+		rc = pw_get_text(pw, url, &m);
+	if (!rc && m.len)
+		rc = mbox_foreach(m.ptr, m.len, map_mail, &map);
+	buf_free(&m);
+	buf_free(&b);
+	if (!rc)
+		rc = fetch_missing(pw, s, list);
+	return rc;
+}
+
+int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
+{
+	struct pw_series *s;
+	struct buf b = BUF_INIT;
+	int64_t *ids = NULL, cover;
+	size_t i, n = 0;
+	int rc;
+
+	*out = NULL;
+	s = pt_calloc(1, sizeof(*s));
+	if (!s)
+		return PT_ENOMEM;
+	s->id = id;
+	rc = buf_addf(&b, "series/%lld/", (long long)id);
+	if (!rc)
+		rc = pw_get_json(pw, b.ptr, &s->json);
+	if (!rc)
+		rc = pw_series_ids(&ids, &n, &cover, s->json);
+	if (!rc && cover)
+		s->cover = json_incref(json_object_get(s->json,
+						       "cover_letter"));
+	if (rc || !n ||
+	    !json_is_true(json_object_get(s->json, "received_all")))
+		goto out;
+	s->patches = pt_calloc(n, sizeof(*s->patches));
+	if (!s->patches) {
+		rc = PT_ENOMEM;
+		goto out;
+	}
+	s->npatches = n;
+	for (i = 0; i < n; i++)
+		s->patches[i].id = ids[i];
+	rc = series_mails(pw, s);
+out:
+	free(ids);
+	buf_free(&b);
+	if (rc) {
+		pw_series_free(s);
+		return pt_error_wrap(rc, "series %lld", (long long)id);
+	}
+	*out = s;
+	return 0;
+}
+
 /* ---- checks -------------------------------------------------------- */
 
 void pw_checks_free(struct pw_check *c, size_t n)
@@ -1213,9 +1387,10 @@ static int check_body(struct buf *b, const char *state, const char *context,
 	return rc;
 }
 
-int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
-		  const char *context, const char *description,
-		  const char *target_url, int *posted, int64_t *check_id)
+static int check_post(struct pw *pw, int64_t patch_id, const char *state,
+		      const char *context, const char *description,
+		      const char *target_url, int read_first, int *posted,
+		      int64_t *check_id)
 {
 	struct http_response r;
 	struct buf body = BUF_INIT, path = BUF_INIT;
@@ -1237,8 +1412,10 @@ int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
 	if (!rc)
 		rc = resolve(pw, path.ptr, &url);
 	for (attempt = 1; !rc; attempt++) {
-		rc = find_same(pw, patch_id, state, context, desc, &id,
-			       &found);
+		found = 0;
+		if (read_first || attempt > 1)
+			rc = find_same(pw, patch_id, state, context, desc, &id,
+				       &found);
 		if (rc || found)
 			break;
 		http_response_clear(&r);
@@ -1271,6 +1448,33 @@ int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
 	free(desc);
 	free(url);
 	return rc;
+}
+
+int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
+		  const char *context, const char *description,
+		  const char *target_url, int *posted, int64_t *check_id)
+{
+	return check_post(pw, patch_id, state, context, description,
+			  target_url, 1, posted, check_id);
+}
+
+int pw_check_post_new(struct pw *pw, int64_t patch_id, const char *state,
+		      const char *context, const char *description,
+		      const char *target_url, int *posted, int64_t *check_id)
+{
+	return check_post(pw, patch_id, state, context, description,
+			  target_url, 0, posted, check_id);
+}
+
+int pw_same_description(const struct pw *pw, const char *a, const char *b)
+{
+	char *ca = pw_description_cap(a, pw->description_max);
+	char *cb = pw_description_cap(b, pw->description_max);
+	int same = same_text(ca, cb);
+
+	free(ca);
+	free(cb);
+	return same;
 }
 
 /* ---- configuration ------------------------------------------------ */

@@ -2,7 +2,8 @@
  * patchwork.h - the Patchwork REST client: API version negotiation, list
  * paging through the Link header, per-project event polling with a
  * persisted, restart-safe position, series retrieval (patches, cover,
- * comments, each patch's mbox parsed into a struct patch) and checks (post with a dedupe rule, list
+ * comments, each patch's mbox parsed into a struct patch; or only the
+ * mails, from the series mbox) and checks (post with a dedupe rule, list
  * for reconciling).  HTTP, retries and secrets are bot/http.c's; JSON is
  * jansson's.  Error messages name the server, the project and what to
  * fix, never the token.
@@ -116,6 +117,16 @@ struct pw_series {
 
 int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out);
 /*
+ * The mails of a series, for scoring, in two requests: /series/ID/ and
+ * the series mbox (Patchwork's patch mboxes, review trailers merged),
+ * each message matched to its patch by Message-ID; a patch the series
+ * mbox lacks is read from its own mbox URL.  No patch, comment or cover
+ * documents: patches[].json and .comments are NULL and s->cover is the
+ * series' cover_letter summary (id, msgid, name).  While the series is
+ * not complete (received_all false) no mbox is read and npatches is 0.
+ */
+int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out);
+/*
  * What pw_series_fetch follows in a /series/ID/ document: the patches'
  * ids in order (*ids fresh, NULL when there are none) and the cover
  * letter's id (*cover_id 0 when there is none).  A patch or cover
@@ -154,6 +165,18 @@ char *pw_description_cap(const char *d, size_t max);
 int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
 		  const char *context, const char *description,
 		  const char *target_url, int *posted, int64_t *check_id);
+
+/*
+ * pw_check_post for a check the caller knows is not on the server (its
+ * state database holds every check it set on the patch in this context,
+ * all sent, none the same): the first attempt posts without reading the
+ * patch's checks; every retry reads them first, as pw_check_post does.
+ */
+int pw_check_post_new(struct pw *pw, int64_t patch_id, const char *state,
+		      const char *context, const char *description,
+		      const char *target_url, int *posted, int64_t *check_id);
+/* Whether two descriptions are the same once capped as posts cap them. */
+int pw_same_description(const struct pw *pw, const char *a, const char *b);
 
 /* ---- configuration ------------------------------------------------- */
 

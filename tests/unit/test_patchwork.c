@@ -3,8 +3,9 @@
  * with tests/data/pw: version negotiation, paging over more than three
  * pages, events resumed after a restart without reprocessing (equal
  * timestamps and a failing handler included), series retrieval with the
- * mbox through its redirect, checks deduplicated against the server
- * (also after a post whose answer was lost), every fault switch, and
+ * mbox through its redirect or the mails only from the series mbox,
+ * checks deduplicated against the server (also after a post whose
+ * answer was lost; a known-new check posted unread), every fault switch, and
  * the error messages (token refused, not a maintainer, 400, 404) with
  * the token never in them.
  */
@@ -321,6 +322,70 @@ static void test_series(void **state)
 	pw_free(pw);
 }
 
+/* The same mail, whichever way it was read. */
+static void same_patch(const struct patch *a, const struct patch *b)
+{
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a->message_id, b->message_id);
+	assert_string_equal(a->subject.clean, b->subject.clean);
+	assert_int_equal(a->subject.number, b->subject.number);
+	assert_int_equal(a->nfiles, b->nfiles);
+	assert_int_equal(a->added, b->added);
+	assert_int_equal(a->removed, b->removed);
+	assert_int_equal(a->ntrailers, b->ntrailers);
+	assert_int_equal(patch_count_trailers(a, TRAILER_REVIEWED),
+			 patch_count_trailers(b, TRAILER_REVIEWED));
+}
+
+/* The mails only: /series/ID/ and the series mbox, nothing per patch. */
+static void test_series_mails(void **state)
+{
+	struct pw *pw = client(NULL, 0);
+	struct pw_series *full, *s;
+	int all, mbox, series;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(pw_series_fetch(pw, 1, &full), 0);
+	all = pwsim_count(&sim, "GET", NULL);
+	mbox = pwsim_count(&sim, "GET", "/series/1/mbox/");
+	series = pwsim_count(&sim, "GET", "/api/1.3/series/1/");
+	assert_int_equal(pw_series_fetch_mails(pw, 1, &s), 0);
+	assert_int_equal(pwsim_count(&sim, "GET", NULL) - all, 2);
+	assert_int_equal(pwsim_count(&sim, "GET", "/series/1/mbox/") - mbox,
+			 1);
+	assert_int_equal(pwsim_count(&sim, "GET", "/api/1.3/series/1/") -
+				 series, 1);
+	assert_int_equal(s->npatches, full->npatches);
+	for (i = 0; i < s->npatches; i++) {
+		assert_int_equal(s->patches[i].id, full->patches[i].id);
+		assert_null(s->patches[i].json);
+		assert_non_null(s->patches[i].mbox);
+		same_patch(s->patches[i].parsed, full->patches[i].parsed);
+	}
+	/* the cover letter as the series lists it */
+	assert_string_equal(json_string_value(json_object_get(s->cover,
+							      "msgid")),
+			    json_string_value(json_object_get(full->cover,
+							      "msgid")));
+	pw_series_free(s);
+	pw_series_free(full);
+
+	/* the fix: the review's trailer is in the series mbox too */
+	assert_int_equal(pw_series_fetch_mails(pw, 2, &s), 0);
+	assert_int_equal(s->npatches, 1);
+	assert_int_equal(s->patches[0].id, 4);
+	assert_null(s->cover);
+	assert_int_equal(patch_count_trailers(s->patches[0].parsed,
+					      TRAILER_REVIEWED), 1);
+	pw_series_free(s);
+
+	assert_int_equal(pw_series_fetch_mails(pw, 99, &s), PT_ENOTFOUND);
+	assert_null(s);
+	pw_free(pw);
+}
+
 /* pw_series_ids and pw_checks_from_json on documents, no server */
 static void test_json_to_structs(void **state)
 {
@@ -402,7 +467,7 @@ static void test_checks(void **state)
 {
 	struct pw *pw = client(TOKEN, 0);
 	int64_t id = 0, id2 = 0;
-	int posted;
+	int posted, get;
 	char *d;
 
 	(void)state;
@@ -448,6 +513,36 @@ static void test_checks(void **state)
 	assert_int_equal(posted, 1);
 	assert_int_equal(count_checks(pw, 4, "patchtriage-stable"), 2);
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
+
+	/*
+	 * A check the caller knows is new: posted without reading the
+	 * patch's checks; a retry after a lost answer reads them first and
+	 * finds it.
+	 */
+	get = pwsim_count(&sim, "GET", "/patches/2/checks/");
+	assert_int_equal(pw_check_post_new(pw, 2, "success", "patchtriage-new",
+					   "p(bug) 0.10", NULL, &posted, &id),
+			 0);
+	assert_int_equal(posted, 1);
+	assert_true(id > 0);
+	assert_int_equal(pwsim_count(&sim, "GET", "/patches/2/checks/"), get);
+	assert_int_equal(pwsim_control(&sim, "{\"drop_response_next\": 1, "
+					     "\"method\": \"POST\"}"), 0);
+	assert_int_equal(pw_check_post_new(pw, 2, "warning", "patchtriage-new",
+					   "p(bug) 0.60", NULL, &posted, &id2),
+			 0);
+	assert_int_equal(posted, 0);
+	assert_true(id2 > id);
+	assert_int_equal(pwsim_count(&sim, "GET", "/patches/2/checks/"),
+			 get + 1);
+	assert_int_equal(count_checks(pw, 2, "patchtriage-new"), 2);
+	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
+	/* capped descriptions compare as posted */
+	assert_true(pw_same_description(pw, "0123456789012345678901234567890"
+					"123456789-a",
+					"0123456789012345678901234567890"
+					"123456789-b"));
+	assert_false(pw_same_description(pw, "p(bug) 0.10", "p(bug) 0.11"));
 
 	/* descriptions are capped (40 here) on a UTF-8 boundary */
 	assert_int_equal(pw_check_post(pw, 3, "warning", "patchtriage-risk",
@@ -563,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_dates),
 		cmocka_unit_test(test_events_resume),
 		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_series_mails),
 		cmocka_unit_test(test_json_to_structs),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_errors),
