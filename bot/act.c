@@ -23,8 +23,12 @@ static void report(struct act *a, const char *what, const char *text)
 
 /* ---- checks -------------------------------------------------------- */
 
+#define POST_SENDING 1u /* the row is already 'sending' */
+#define POST_KNOWN 2u   /* no check of this text can be on the server */
+
 /* Post the check an outbox row describes and record the outcome. */
-static int post_row(struct act *a, int64_t id, const char *payload)
+static int post_row(struct act *a, int64_t id, const char *payload,
+		    unsigned flags)
 {
 	const char *project = NULL, *state = NULL, *context = NULL;
 	const char *desc = NULL;
@@ -58,8 +62,13 @@ static int post_row(struct act *a, int64_t id, const char *payload)
 		json_decref(j);
 		return rc;
 	}
-	rc = store_outbox_set(a->db, id, OUTBOX_SENDING, NULL, NULL);
-	if (!rc)
+	rc = 0;
+	if (!(flags & POST_SENDING))
+		rc = store_outbox_set(a->db, id, OUTBOX_SENDING, NULL, NULL);
+	if (!rc && (flags & POST_KNOWN))
+		rc = pw_check_post_new(a->pw, patch, state, context, desc,
+				       NULL, &posted, &cid);
+	else if (!rc)
 		rc = pw_check_post(a->pw, patch, state, context, desc, NULL,
 				   &posted, &cid);
 	if (!rc) {
@@ -117,10 +126,85 @@ static int same_as_last(const char *prev, const char *state,
 	       !strcmp(end + n + 1, desc);
 }
 
+/* Whether an outbox payload has this state and (capped) description. */
+static int payload_same(const struct act *a, const char *payload,
+			const char *state, const char *desc)
+{
+	json_t *j = json_loads(payload, 0, NULL);
+	const char *ps = json_string_value(json_object_get(j, "state"));
+	const char *pd = json_string_value(json_object_get(j,
+							   "description"));
+	int same = ps && pd && !strcmp(ps, state) &&
+		   pw_same_description(a->pw, pd, desc);
+
+	json_decref(j);
+	return same;
+}
+
+/*
+ * Whether this database knows every check it set on the patch in this
+ * context: revisions 1..rev all in the outbox and sent.  Then the server
+ * can hold a check of ours with this text only as one of those, and the
+ * post needs no read of the patch's checks first.  *same gets the remote
+ * id of a sent revision with this state and description (fresh), if any.
+ * Revision 0 (nothing set here yet) is never known: the state may be new
+ * while the server is not.
+ */
+static int history_known(struct act *a, const char *project,
+			 int64_t patch_id, const char *context, long rev,
+			 const char *state, const char *desc, int *known,
+			 char **same)
+{
+	struct buf k = BUF_INIT;
+	struct outbox_row row;
+	long i;
+	int rc = 0;
+
+	*known = 0;
+	*same = NULL;
+	if (!a->pw || a->dry_run)
+		return 0;
+	for (i = 1; i <= rev; i++) {
+		buf_reset(&k);
+		rc = buf_addf(&k, "check/%s/%lld/%s/%ld", project,
+			      (long long)patch_id, context, i);
+		if (!rc)
+			rc = store_outbox_get(a->db, k.ptr, &row);
+		if (rc == PT_ENOTFOUND)
+			rc = 0;
+		if (rc || row.state != OUTBOX_SENT || !row.remote_ref ||
+		    !strcmp(row.remote_ref, "dry-run")) {
+			outbox_row_clear(&row);
+			break;
+		}
+		if (!*same && payload_same(a, row.payload, state, desc)) {
+			*same = pt_strdup(row.remote_ref);
+			if (!*same)
+				rc = PT_ENOMEM;
+		}
+		outbox_row_clear(&row);
+		if (rc)
+			break;
+	}
+	*known = !rc && rev >= 1 && i > rev;
+	if (!*known) {
+		free(*same);
+		*same = NULL;
+	}
+	buf_free(&k);
+	return rc;
+}
+
+/*
+ * The outbox row and the new "last" in one transaction; the row starts
+ * as initial ('sending' when it is posted right after, 'sent' with ref
+ * when the server has it already).
+ */
 static int record_check(struct act *a, const struct policy_subsys *s,
 			const char *lastkey, const char *last,
 			const char *dedupe, const char *target,
-			const char *payload, int64_t *id)
+			const char *payload, enum outbox_state initial,
+			const char *ref, int64_t *id)
 {
 	int rc = db_begin(a->db);
 
@@ -128,6 +212,8 @@ static int record_check(struct act *a, const struct policy_subsys *s,
 		return rc;
 	rc = store_outbox_intend(a->db, "check", dedupe, s->name, target,
 				 payload, id);
+	if (!rc && initial != OUTBOX_INTENDED)
+		rc = store_outbox_set(a->db, *id, initial, ref, NULL);
 	if (!rc)
 		rc = db_kv_set(a->db, lastkey, last);
 	if (!rc)
@@ -143,10 +229,11 @@ int act_check(struct act *a, const struct policy_subsys *s,
 {
 	struct buf key = BUF_INIT, last = BUF_INIT, dedupe = BUF_INIT;
 	struct buf target = BUF_INIT;
-	char *prev = NULL, *payload = NULL;
+	char *prev = NULL, *payload = NULL, *same = NULL;
+	enum outbox_state initial = OUTBOX_INTENDED;
 	int64_t id = 0;
 	long rev;
-	int rc;
+	int rc, known = 0, post = a->pw || a->dry_run;
 
 	rc = buf_addf(&key, "check-last/%s/%lld/%s", project,
 		      (long long)patch_id, context);
@@ -172,11 +259,27 @@ int act_check(struct act *a, const struct policy_subsys *s,
 		rc = check_payload(&payload, project, patch_id, context, state,
 				   description);
 	if (!rc)
+		rc = history_known(a, project, patch_id, context, rev, state,
+				   description, &known, &same);
+	if (!rc && same)
+		initial = OUTBOX_SENT;
+	else if (!rc && a->pw && !a->dry_run)
+		initial = OUTBOX_SENDING;
+	if (!rc)
 		rc = record_check(a, s, key.ptr, last.ptr, dedupe.ptr,
-				  target.ptr, payload, &id);
-	if (!rc && (a->pw || a->dry_run))
-		rc = post_row(a, id, payload);
+				  target.ptr, payload, initial, same, &id);
+	if (!rc && same) {
+		a->st.checks_reconciled++;
+		log_info("check %s on %s patch %lld: %s (already on the "
+			 "server as %s)", context, project,
+			 (long long)patch_id, state, same);
+	} else if (!rc && post) {
+		rc = post_row(a, id, payload,
+			      (initial == OUTBOX_SENDING ? POST_SENDING : 0) |
+				      (known ? POST_KNOWN : 0));
+	}
 out:
+	free(same);
 	free(prev);
 	free(payload);
 	buf_free(&key);
@@ -367,7 +470,8 @@ static int flush_row(struct act *a, const struct outbox_row *r)
 	int rc;
 
 	if (!strcmp(r->kind, "check"))
-		return a->pw || a->dry_run ? post_row(a, r->id, r->payload) : 0;
+		return a->pw || a->dry_run ? post_row(a, r->id, r->payload, 0)
+					   : 0;
 	if (strncmp(r->kind, "reply-", 6) || r->state != OUTBOX_INTENDED ||
 	    !a->smtp || a->dry_run)
 		return 0; /* a reply left 'sending' may have gone: never again */

@@ -680,6 +680,60 @@ static char *pw_series_key(const struct pw_series *s)
 	return strip_angles(id);
 }
 
+/* "PROJECT/ID", fresh; NULL when out of memory. */
+static char *work_key(const char *project, int64_t id)
+{
+	struct buf b = BUF_INIT;
+
+	if (buf_addf(&b, "%s/%lld", project, (long long)id)) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * Queued comments on the series' patches and cover letter need no re-score
+ * of their own: they were on the server when the series was read (the
+ * loop polls only between work items), so its mbox had their trailers.
+ */
+static int skip_comment_work(struct run *r, const struct pw_series *ps,
+			     const char *project)
+{
+	json_int_t cover = json_integer_value(json_object_get(ps->cover, "id"));
+	char **keys, *ck = NULL;
+	size_t i, n = 0;
+	int rc = 0, own;
+
+	keys = pt_calloc(ps->npatches + 1, sizeof(*keys));
+	if (!keys)
+		return PT_ENOMEM;
+	for (i = 0; !rc && i < ps->npatches; i++) {
+		keys[n] = work_key(project, ps->patches[i].id);
+		rc = keys[n++] ? 0 : PT_ENOMEM;
+	}
+	if (!rc && cover > 0) {
+		ck = work_key(project, cover);
+		rc = ck ? 0 : PT_ENOMEM;
+	}
+	if (!rc)
+		rc = db_savepoint(r->db, "skip_comments", &own);
+	if (!rc) {
+		int wrc = store_skip(r->db, "pw-patch",
+				     (const char *const *)keys, n);
+
+		if (!wrc && ck)
+			wrc = store_skip(r->db, "pw-cover",
+					 (const char *const *)&ck, 1);
+		rc = db_release(r->db, "skip_comments", own, wrc);
+	}
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	free(ck);
+	return rc;
+}
+
 static int work_pw_series(struct run *r, const char *project, int64_t id)
 {
 	struct pw_series *ps = NULL;
@@ -688,7 +742,7 @@ static int work_pw_series(struct run *r, const char *project, int64_t id)
 	size_t i, n = 0;
 	int rc;
 
-	rc = pw_series_fetch(r->c.pw, id, &ps);
+	rc = pw_series_fetch_mails(r->c.pw, id, &ps);
 	if (rc)
 		return rc;
 	if (!json_is_true(json_object_get(ps->json, "received_all"))) {
@@ -712,6 +766,11 @@ static int work_pw_series(struct run *r, const char *project, int64_t id)
 	}
 	if (!rc)
 		rc = act_on_series(r, s, n, key, project);
+	if (!rc || rc == PT_EAGAIN) {
+		int src = skip_comment_work(r, ps, project);
+
+		rc = rc ? rc : src;
+	}
 out:
 	for (i = 0; s && i < n; i++)
 		scored_clear(&s[i]);

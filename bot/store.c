@@ -126,6 +126,33 @@ int store_finish(struct db *db, int64_t id)
 	return step_done(db, st, "finishing work");
 }
 
+int store_skip(struct db *db, const char *kind, const char *const *keys,
+	       size_t n)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc, own;
+
+	if (!n)
+		return 0;
+	rc = db_savepoint(db, "store_skip", &own);
+	if (rc)
+		return rc;
+	rc = db_prepare(&st, db,
+			"UPDATE work_queue SET state = 'done', updated = ?3"
+			" WHERE kind = ?1 AND key = ?2 AND state = 'pending'");
+	for (i = 0; !rc && i < n; i++) {
+		sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, keys[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, time(NULL));
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = db_error(db, "skipping work");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return db_release(db, "store_skip", own, rc);
+}
+
 int store_retry(struct db *db, int64_t id, int64_t not_before,
 		const char *error, int max_attempts)
 {

@@ -10,6 +10,7 @@
 #ifndef PT_STORE_H
 #define PT_STORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../scoring/db.h"
@@ -34,6 +35,12 @@ int store_enqueue(struct db *db, const char *kind, const char *key,
 /* Claim the oldest ready item (state pending, not_before <= now). */
 int store_claim(struct db *db, int64_t now, struct store_item *out);
 int store_finish(struct db *db, int64_t id);
+/*
+ * Pending items (kind, keys[i]) are done without running: the caller did
+ * what they ask for already.  Running items are left alone.
+ */
+int store_skip(struct db *db, const char *kind, const char *const *keys,
+	       size_t n);
 /* Failed attempt: back off until not_before; give up after max_attempts. */
 int store_retry(struct db *db, int64_t id, int64_t not_before,
 		const char *error, int max_attempts);
