@@ -70,12 +70,15 @@ struct stable_commit {
 				     fixed or fixing */
 	unsigned has_sibling : 1; /* sibling is set */
 	unsigned cites_present : 1; /* cites names a commit the branch has */
+	/* keeps the build working (shown, not ranked: docs/EVALUATION.md) */
 	unsigned build_ci : 1;    /* the subject's component is CI or
-				     packaging (stable_build) */
-	unsigned build_comp : 1;  /* ... or the build system or its tools */
-	unsigned build_words : 1; /* the summary names the toolchain */
+				     packaging (ci, debian, suse, ...) */
+	unsigned build_comp : 1;  /* ... or the build system or its tools
+				     (build, config, devtools, ...) */
+	unsigned build_words : 1; /* the summary names the toolchain
+				     (compile, warning, gcc, C++20, ...) */
 	unsigned build_files : 1; /* every path it changes is a build, CI
-				     or packaging file */
+				     or packaging file (MAINTAINERS aside) */
 	unsigned prereq : 1;      /* prereq_of is set (stable_prereqs) */
 	size_t prereq_of;         /* a tagged candidate that conflicts on
 				     the branch without this commit and
@@ -177,16 +180,6 @@ int stable_tier(const struct stable_commit *c);
  * commits the branches did not take; series siblings did.
  */
 int stable_hint(const struct stable_commit *c);
-
-/*
- * Does an untagged candidate keep the build working: a CI or packaging
- * component in its subject (ci:, .github, buildlib, debian, redhat,
- * suse, ...: build_ci)?  Stable branches carry the CI and the packaging
- * with them and take such changes untagged.  0 for a tagged commit.
- * The other build facts (build_comp, build_words, build_files) are
- * shown only (docs/EVALUATION.md has the measurements).
- */
-int stable_build(const struct stable_commit *c);
 
 /*
  * Prerequisites: for each tagged candidate with select[i] set (NULL:
