@@ -13,7 +13,8 @@
  * ones.  Every tagged or hinted candidate is listed;
  * another untagged one when p(fix) >= --threshold.  The untagged-backport
  * signals (fix wording, a tagged series sibling, a named commit the
- * branch has) are shown per candidate as facts with their reasons.
+ * branch has, the build facts, a shown tagged candidate that needs it to
+ * apply) are shown per candidate as facts with their reasons.
  * Output: an aligned table, --json, or --mbox in the stable review
  * format.  The candidates are read and scored on --jobs threads, each
  * with its own repository handle and feature statements, the results
@@ -414,6 +415,8 @@ static int detail(struct run *r)
 	}
 	if (!rc)
 		rc = stable_deps(r->set, sel);
+	if (!rc)
+		rc = stable_prereqs(r->set, sel);
 	free(sel);
 	return rc;
 }
@@ -442,10 +445,33 @@ static void print_deps(struct buf *b, const struct stable_set *s,
 		buf_addf(b, "%s%.12s", k ? "," : "", s->c[sc->deps[k]].id);
 }
 
+/* What of the build facts an untagged candidate has, as one phrase. */
+static int add_build(struct buf *b, const char *sep,
+		     const struct stable_commit *sc)
+{
+	const char *and = "";
+	int rc;
+
+	rc = buf_addf(b, "%skeeps the build working:", sep);
+	if (!rc && sc->build_comp) {
+		rc = buf_addf(b, " a %s component", sc->build_ci ?
+			      "CI or packaging" : "build");
+		and = ",";
+	}
+	if (!rc && sc->build_words) {
+		rc = buf_addf(b, "%s toolchain words", and);
+		and = ",";
+	}
+	if (!rc && sc->build_files)
+		rc = buf_addf(b, "%s only build files", and);
+	return rc;
+}
+
 /*
  * The untagged-backport signals of a candidate as one line of facts,
  * each with its reason; "" when it has none.  The fix wording and a
- * named commit the branch has rank (stable_hint); a series sibling is
+ * named commit the branch has rank (stable_hint); a series sibling,
+ * the build facts and a tagged candidate that needs it to apply are
  * shown for the reader only.
  */
 static int add_signals(struct buf *b, const struct stable_set *s,
@@ -463,10 +489,20 @@ static int add_signals(struct buf *b, const struct stable_set *s,
 			      sc->series_len, s->c[sc->sibling].id);
 		sep = "; ";
 	}
-	if (!rc && sc->cites[0])
+	if (!rc && sc->cites[0]) {
 		rc = buf_addf(b, "%snames %.12s, %s", sep, sc->cites,
 			      sc->cites_present ? "which the branch has"
 						: "not in the branch");
+		sep = "; ";
+	}
+	if (!rc && !stable_tier(sc) && (sc->build_comp || sc->build_words ||
+					sc->build_files)) {
+		rc = add_build(b, sep, sc);
+		sep = "; ";
+	}
+	if (!rc && sc->prereq)
+		rc = buf_addf(b, "%stagged %.12s conflicts on the branch "
+			      "without it", sep, s->c[sc->prereq_of].id);
 	return rc;
 }
 
@@ -541,7 +577,8 @@ static json_t *cand_json(const struct run *r, size_t i)
 		      "files", (int)sc->nfiles, "added", (int)sc->added,
 		      "removed", (int)sc->removed);
 	add_signals(&b, r->set, sc);
-	sig = json_pack("{s:b, s:b, s:s?, s:I, s:s?, s:b, s:b, s:s}",
+	sig = json_pack("{s:b, s:b, s:s?, s:I, s:s?, s:b, s:b, s:b, s:b, "
+			"s:b, s:b, s:s?, s:s}",
 			"fix_subject", sc->fix_subject,
 			"hint", r->c[i].hint,
 			"series_sibling", sc->has_sibling ?
@@ -551,6 +588,12 @@ static json_t *cand_json(const struct run *r, size_t i)
 			"cites_in_branch", sc->cites_present,
 			"reverts_in_branch", sc->is_revert &&
 			sc->target == STABLE_TARGET_PRESENT,
+			"build_ci", sc->build_ci,
+			"build_component", sc->build_comp,
+			"build_words", sc->build_words,
+			"build_files", sc->build_files,
+			"prerequisite_of", sc->prereq ?
+			r->set->c[sc->prereq_of].id : NULL,
 			"text", b.ptr ? b.ptr : "");
 	buf_free(&b);
 	if (j && sig)

@@ -167,6 +167,12 @@ for k in (m3, m7):
         sig["series_sibling"][:12], sig
 assert c[m7]["signals"]["series_sibling"] == m6
 assert c[m6]["signals"]["cites"] is None
+# no build facts in these subjects and paths; m7 needs m6, not m6 m7
+for k in c:
+    sig = c[k]["signals"]
+    assert (sig["build_ci"], sig["build_component"], sig["build_words"],
+            sig["build_files"], sig["prerequisite_of"]) == \
+        (False,) * 4 + (None,), (k, sig)
 EOF
 
 # --mbox: one mail per candidate, in rank order, AUTOSEL format
