@@ -41,6 +41,12 @@ UNTAGGED = [("model", "p50"), ("tags+model", "p50"), ("tiered", "at-n"),
             ("tiered+hint+ci+prereq", "at-n"),
             ("tiered+hint+ci+words", "at-n"), ("tiered+hint", "p50"),
             ("tiered+hint+ci", "p50")]
+P50 = {"model": "model p>=0.5: found / list / P",
+       "tags+model": "tags+model list (tags, then p>=0.5): found / list / "
+       "P",
+       "tiered+hint": "the command's default list (tiered+hint, then "
+       "p>=0.5): found / list / P",
+       "tiered+hint+ci": "tiered+hint+ci, then p>=0.5: found / list / P"}
 PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered",
         "tiered+hint"]
 COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e", "model+kw": "#8c564b",
@@ -118,13 +124,10 @@ def table(name, wins):
         out.append("| %s | %s |" % (wn, " | ".join(
             eq_cell(w, r, "tagged") for r in RANKERS)))
     out += ["", "#### %s: untagged backports found" % name, "",
-            "| window | untagged | model p>=0.5: found / list / P | "
-            "tags+model list (tags, then p>=0.5): found / list / P | " +
-            " | ".join("%s at k = tagged: found / P" % r
-                       for r, kind in UNTAGGED if kind == "at-n") +
-            " | the command's default list (tiered+hint, then "
-            "p>=0.5): found / list / P |",
-            "|---|---:|---|---|" + "---|" * (len(UNTAGGED) - 2)]
+            "| window | untagged | " + " | ".join(
+                "%s at k = tagged: found / P" % r if kind == "at-n" else
+                P50[r] for r, kind in UNTAGGED) + " |",
+            "|---|---:|" + "---|" * len(UNTAGGED)]
     tot = {}
     for wn, w in wins.items():
         i = w["info"]
