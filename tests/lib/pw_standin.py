@@ -381,6 +381,13 @@ class Store:
         self.checks = []
         self.events = []
         self.series_refs = {}     # (project id, msgid) -> series
+        # indexes, so that a request costs the same at 10 or 10,000
+        # patches: (kind, project id, msgid) -> the first such
+        # submission, and patch/cover id -> its checks and comments
+        self.by_msgid = {}
+        self.checks_of = {}
+        self.comments_of = {}
+        self.cover_comments_of = {}
         self.frozen = None
         self.last_time = None
 
@@ -425,15 +432,16 @@ class Store:
         return e
 
     def find_submission(self, project, refs):
-        for ref in refs:
-            for p in self.patches:
-                if p['project'] is project and p['msgid'] == ref:
-                    return 'patch', p
-        for ref in refs:
-            for c in self.covers:
-                if c['project'] is project and c['msgid'] == ref:
-                    return 'cover', c
+        for kind in ('patch', 'cover'):
+            for ref in refs:
+                obj = self.by_msgid.get((kind, project['id'], ref))
+                if obj:
+                    return kind, obj
         return None, None
+
+    def index(self, kind, obj):
+        self.by_msgid.setdefault((kind, obj['project']['id'], obj['msgid']),
+                                 obj)
 
     def find_series(self, project, mail, author, version, total, date):
         for ref in find_references(mail):
@@ -514,6 +522,7 @@ class Store:
                      'headers': headers, 'content': message, 'diff': diff,
                      'number': x, 'series': None, 'subject': subject}
             self.patches.append(patch)
+            self.index('patch', patch)
             self.event(project, 'patch-created', patch=patch)
             if not series:
                 series = self.new_series(project, author, date, version,
@@ -545,6 +554,7 @@ class Store:
                      'submitter': author, 'headers': headers,
                      'content': message, 'series': series}
             self.covers.append(cover)
+            self.index('cover', cover)
             series['cover'] = cover
             series['name'] = cover['name'].split(']')[-1].strip()
             self.add_refs(series, project, mail, msgid)
@@ -560,6 +570,8 @@ class Store:
              'content': message, 'headers': headers, 'kind': kind,
              'target': target}
         pool.append(c)
+        of = self.comments_of if kind == 'patch' else self.cover_comments_of
+        of.setdefault(target['id'], []).append(c)
         if kind == 'patch':
             self.event(project, 'patch-comment-created', patch=target,
                        comment=c)
@@ -760,11 +772,10 @@ class Ser:
 
 def check_aggregate(p):
     newest = {}
-    for c in store.checks:
-        if c['patch'] is p:
-            key = (c['user']['id'], c['context'])
-            if key not in newest or c['date'] >= newest[key]['date']:
-                newest[key] = c
+    for c in store.checks_of.get(p['id'], ()):
+        key = (c['user']['id'], c['context'])
+        if key not in newest or c['date'] >= newest[key]['date']:
+            newest[key] = c
     states = [c['state'] for c in newest.values()]
     if not states:
         return 'pending'
@@ -785,9 +796,8 @@ def patch_mbox(p):
         postscript = postscript.rstrip()
     else:
         postscript = ''
-    for c in store.comments:
-        if c['target'] is p:
-            body += patch_responses(c['content'])
+    for c in store.comments_of.get(p['id'], ()):
+        body += patch_responses(c['content'])
     if postscript:
         body += '---\n' + postscript + '\n'
     if p.get('diff'):
@@ -838,6 +848,21 @@ faults = {'delay_ms': 0, 'fail_next': 0, 'fail_status': 500,
 faults_lock = threading.Lock()
 record_file = None
 record_lock = threading.Lock()
+
+
+def by_id(pool, ident):
+    """The object of pool whose str(id) is ident, None when none.  Ids
+    are mostly the position + 1 (everything but data.json's users): that
+    one is tried first, then the whole pool."""
+    ident = str(ident)
+    if ident.isdigit() and ident[0] != '0':
+        i = int(ident) - 1
+        if i < len(pool) and str(pool[i]['id']) == ident:
+            return pool[i]
+    for obj in pool:
+        if str(obj['id']) == ident:
+            return obj
+    return None
 
 
 class NotFound(Exception):
@@ -924,9 +949,14 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header('Allow', allow)
         self.send_header('X-Frame-Options', 'DENY')
         self.send_header('Content-Length', str(len(body)))
-        self.end_headers()
+        # headers and body in one write: a thread that gives the GIL up
+        # for each write waits for it again behind a busy one
+        self._headers_buffer.append(b'\r\n')
         if self.command != 'HEAD':
-            self.wfile.write(body)
+            self._headers_buffer.append(body)
+        data = b''.join(self._headers_buffer)
+        self._headers_buffer = []
+        self.wfile.write(data)
 
     def send_json(self, status, obj, extra=None, allow='GET, HEAD, OPTIONS'):
         body = json.dumps(obj, indent=2, ensure_ascii=False)
@@ -1117,23 +1147,24 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r'^/project/([^/]+)/(patch|cover)/(.+)/mbox/$', path)
         if m:
             msgid = '<%s>' % urllib.parse.unquote(m.group(3))
-            pool = store.patches if m.group(2) == 'patch' else store.covers
-            for obj in pool:
-                if (obj['msgid'] == msgid and
-                        obj['project']['link_name'] == m.group(1)):
-                    data = (patch_mbox(obj) if m.group(2) == 'patch'
-                            else cover_mbox(obj))
-                    return self.send(200, data, 'text/plain; charset=utf-8',
-                                     {'Content-Disposition':
-                                      'attachment; filename=' +
-                                      filename_of(obj['name'])})
+            hits = [store.by_msgid.get((m.group(2), pr['id'], msgid))
+                    for pr in store.projects
+                    if pr['link_name'] == m.group(1)]
+            hits = [h for h in hits if h]
+            if hits:
+                obj = min(hits, key=lambda h: h['id'])
+                data = (patch_mbox(obj) if m.group(2) == 'patch'
+                        else cover_mbox(obj))
+                return self.send(200, data, 'text/plain; charset=utf-8',
+                                 {'Content-Disposition':
+                                  'attachment; filename=' +
+                                  filename_of(obj['name'])})
             return self.send(404, b'<h1>Not Found</h1>', 'text/html')
         m = re.match(r'^/series/(\d+)/mbox/$', path)
         if m:
-            s = [x for x in store.series if str(x['id']) == m.group(1)]
+            s = by_id(store.series, m.group(1))
             if not s:
                 return self.send(404, b'<h1>Not Found</h1>', 'text/html')
-            s = s[0]
             data = b'\n'.join(patch_mbox(p) for p in s['patches'])
             return self.send(200, data, 'text/plain',
                              {'Content-Disposition': 'attachment; filename=' +
@@ -1141,10 +1172,10 @@ class Handler(BaseHTTPRequestHandler):
         return self.send(404, b'<h1>Not Found</h1>', 'text/html')
 
     def get(self, pool, ident):
-        for obj in pool:
-            if str(obj['id']) == str(ident):
-                return obj
-        raise NotFound()
+        obj = by_id(pool, ident)
+        if obj is None:
+            raise NotFound()
+        return obj
 
     def q(self, key):
         v = self.query.get(key)
@@ -1187,8 +1218,8 @@ class Handler(BaseHTTPRequestHandler):
             if len(parts) == 2:
                 return self.send_json(200, s.cover(c, True))
             if parts[2] == 'comments' and len(parts) == 3:
-                return self.listing([x for x in store.cover_comments
-                                     if x['target'] is c], s.comment)
+                return self.listing(list(store.cover_comments_of.get(
+                    c['id'], ())), s.comment)
             raise NotFound()
         if kind == 'series':
             if len(parts) == 1:
@@ -1226,22 +1257,22 @@ class Handler(BaseHTTPRequestHandler):
         if sub == 'comments' and len(parts) == 3:
             self.allow = 'GET, HEAD, OPTIONS'
             p = self.get(store.patches, parts[1])
-            return self.listing([c for c in store.comments
-                                 if c['target'] is p], s.comment)
+            return self.listing(list(store.comments_of.get(p['id'], ())),
+                                s.comment)
         if sub == 'checks':
             self.allow = 'GET, POST, HEAD, OPTIONS'
             if len(parts) == 3:
                 if self.command == 'POST':
                     return self.post_check(parts[1])
                 p = self.get(store.patches, parts[1])
-                items = [c for c in store.checks if c['patch'] is p]
+                items = list(store.checks_of.get(p['id'], ()))
                 items = self.filtered(items, 'checks')
                 return self.listing(items, s.check)
             if len(parts) == 4:
                 self.allow = 'GET, HEAD, OPTIONS'
                 p = self.get(store.patches, parts[1])
-                for c in store.checks:
-                    if c['patch'] is p and str(c['id']) == parts[3]:
+                for c in store.checks_of.get(p['id'], ()):
+                    if str(c['id']) == parts[3]:
                         return self.send_json(200, s.check(c))
                 raise NotFound()
         raise NotFound()
@@ -1291,6 +1322,7 @@ class Handler(BaseHTTPRequestHandler):
              'date': store.now(), 'state': state, 'target_url': target,
              'context': context, 'description': desc}
         store.checks.append(c)
+        store.checks_of.setdefault(p['id'], []).append(c)
         store.event(p['project'], 'check-created', actor=self.user,
                     patch=p, check=c)
         body = self.ser.check(c)
@@ -1464,6 +1496,10 @@ def main():
               'truncate-next', 'html-next', 'reset-next'):
         ap.add_argument('--' + k, type=int)
     args = ap.parse_args()
+    # a request thread waiting for the GIL behind the one importing
+    # mail waits a switch interval (5 ms by default) each time it gives
+    # it up; a shorter one keeps the answers' latency near their CPU
+    sys.setswitchinterval(0.0005)
     store = load(args.data)
     record_file = args.record
     for k in ('delay_ms', 'fail_next', 'rate_limit_next', 'retry_after',
