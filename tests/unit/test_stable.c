@@ -625,6 +625,14 @@ static void test_signals(void **state)
 	memcpy(dir, top, sizeof(top));
 }
 
+/* Run cmd, commit the result with msg and name it in out. */
+static void change(char out[41], const char *cmd, const char *msg)
+{
+	sh("%s", cmd);
+	commit("%s", msg);
+	rev(out, "HEAD");
+}
+
 /* A commit's build facts in one call. */
 static void want_build(struct stable_set *s, const char *id, int ci,
 		       int comp, int words, int files)
@@ -670,47 +678,29 @@ static void test_build_prereqs(void **state)
 	commit("p: the branch's own change\n");
 	sh("git checkout -q main");
 
-	sh("echo y >> .ci/run.sh && echo y >> MAINTAINERS");
-	commit("ci: hook to the runner\n");
-	rev(ci, "HEAD");
-	sh("echo y >> meson.build");
-	commit("build: fix compilation with gcc 14\n");
-	rev(bf, "HEAD");
-	sh("echo y >> drivers/foo.c && echo y >> drivers/meson.build");
-	commit("net/foo: make compatible with libbar 2\n");
-	rev(cm, "HEAD");
-	sh("echo y >> debian/control");
-	commit("debian: drop an old dependency\n");
-	rev(deb, "HEAD");
-	sh("echo y >> suse/pkg.spec");
-	commit("suse: repair the spec\n\nCc: stable@example.org\n");
-	rev(sus, "HEAD");
-	sh("echo z >> MAINTAINERS");
-	commit("maintainers: add a reviewer\n");
-	rev(mnt, "HEAD");
-	sh("echo z >> drivers/foo.c");
-	commit("eal: keep C++20 happy\n");
-	rev(cpp, "HEAD");
+	change(ci, "echo y >> .ci/run.sh && echo y >> MAINTAINERS",
+	       "ci: hook to the runner\n");
+	change(bf, "echo y >> meson.build",
+	       "build: fix compilation with gcc 14\n");
+	change(cm, "echo y >> drivers/foo.c && echo y >> drivers/meson.build",
+	       "net/foo: make compatible with libbar 2\n");
+	change(deb, "echo y >> debian/control",
+	       "debian: drop an old dependency\n");
+	change(sus, "echo y >> suse/pkg.spec",
+	       "suse: repair the spec\n\nCc: stable@example.org\n");
+	change(mnt, "echo z >> MAINTAINERS", "maintainers: add a reviewer\n");
+	change(cpp, "echo z >> drivers/foo.c", "eal: keep C++20 happy\n");
 
-	set_line("p.c", 6, "refactored6");
-	commit("p: refactor the helper\n");
-	rev(p1, "HEAD");
-	set_line("p.c", 6, "fixed6");
-	commit("p: repair the helper\n\nCc: stable@example.org\n");
-	rev(f1, "HEAD");
-	set_line("p.c", 12, "renamed12");
-	commit("p: rename the counter\n");
-	rev(p2, "HEAD");
-	set_line("p.c", 12, "fixed12");
-	set_line("p.c", 3, "main3");
-	commit("p: repair the counter\n\nCc: stable@example.org\n");
-	rev(f2, "HEAD");
-	set_line("q.c", 2, "tidy2");
-	commit("q: tidy\n");
-	rev(p3, "HEAD");
-	set_line("q.c", 10, "fixed10");
-	commit("q: repair\n\nCc: stable@example.org\n");
-	rev(f3, "HEAD");
+	change(p1, "sed -i 6s/.*/refactored6/ p.c",
+	       "p: refactor the helper\n");
+	change(f1, "sed -i 6s/.*/fixed6/ p.c",
+	       "p: repair the helper\n\nCc: stable@example.org\n");
+	change(p2, "sed -i 12s/.*/renamed12/ p.c", "p: rename the counter\n");
+	change(f2, "sed -i '12s/.*/fixed12/; 3s/.*/main3/' p.c",
+	       "p: repair the counter\n\nCc: stable@example.org\n");
+	change(p3, "sed -i 2s/.*/tidy2/ q.c", "q: tidy\n");
+	change(f3, "sed -i 10s/.*/fixed10/ q.c",
+	       "q: repair\n\nCc: stable@example.org\n");
 
 	sh("git count-objects > .objects");
 	assert_int_equal(git_repository_open(&repo, dir), 0);
