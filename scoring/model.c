@@ -4,8 +4,9 @@
  * plus the out-of-fold text score, a Platt or isotonic calibration, and
  * the model directory (manifest.json, text.model, trees.json).  This file
  * owns the training protocol (time-ordered fit | validation | calibration
- * slices, the C grid, the round count) and the on-disk format; it does
- * not know what a feature means.
+ * slices, the C grid, the round count, the trees' linear offset) and the
+ * on-disk format; it knows no feature's meaning but the two size columns
+ * the size offset is made of.
  */
 #include "model.h"
 
@@ -27,11 +28,28 @@
 #define TREES_FILE "trees.json"
 #define ROUND_STEP 10
 #define P_EPS 1e-6
+#define OFFSET_C 1.0
+#define SIZE_ADDED "size.lines_added"
+#define SIZE_REMOVED "size.lines_removed"
 
 static const double c_grid[] = { 0.1, 0.5, 2.0, 8.0 };
 #define NC (sizeof(c_grid) / sizeof(c_grid[0]))
 
 static const char *const kind_names[] = { "full", "text", "tablr" };
+static const char *const offset_names[] = { "auto", "none", "size",
+					    "tabular" };
+
+/*
+ * The trees' offset: w[0..nw-1] weights of the standardised inputs, then
+ * the intercept.  SIZE: one input, (log1p(added + removed) - mean) / sd;
+ * TABULAR: the used columns under tab_z().
+ */
+struct offset {
+	enum model_offset kind;   /* NONE, SIZE or TABULAR */
+	double *w;
+	size_t nw;                /* inputs (w holds nw + 1) */
+	double mean, sd;          /* SIZE only */
+};
 
 struct pt_model {
 	enum model_kind kind;
@@ -46,7 +64,10 @@ struct pt_model {
 	struct model *lr;      /* liblinear: text model, or tablr's model */
 	double lr_sign;        /* +1 when lr's label[0] is the positive class */
 	double C;
-	double *mean, *sd;     /* tablr: per tab column */
+	double *mean, *sd;     /* tablr and the tabular offset: per column */
+	struct offset off;     /* full: the trees' linear offset */
+	enum model_offset offset_ask;  /* what the parameters asked for */
+	size_t col_added, col_removed; /* the size columns (ntab: none) */
 	BoosterHandle bst;
 	unsigned rounds, max_rounds, depth, nthread, oof_folds;
 	double eta, min_child_weight, val_frac, cal_frac;
@@ -247,6 +268,7 @@ void model_free(struct pt_model *m)
 	free(m->task);
 	free(m->mean);
 	free(m->sd);
+	free(m->off.w);
 	free(m->iso_x);
 	free(m->iso_y);
 	json_decref(m->metrics);
@@ -267,6 +289,11 @@ const char *model_task(const struct pt_model *m)
 size_t model_ntab(const struct pt_model *m)
 {
 	return m->ntab;
+}
+
+enum model_offset model_offset(const struct pt_model *m)
+{
+	return m->off.kind;
 }
 
 const char *model_tab_name(const struct pt_model *m, size_t i)
@@ -471,6 +498,181 @@ static double pool_logit(const struct model *lr, double sign,
 	return sign * s;
 }
 
+/* ---- the trees' offset ------------------------------------------------ */
+
+static size_t *range(size_t from, size_t to)
+{
+	size_t *r = pt_calloc(to > from ? to - from : 1, sizeof(*r)), i;
+
+	if (r)
+		for (i = from; i < to; i++)
+			r[i - from] = i;
+	return r;
+}
+
+/* The size columns, when both are there and used; ntab otherwise. */
+static void size_cols(struct pt_model *m)
+{
+	size_t j;
+
+	m->col_added = m->col_removed = m->ntab;
+	for (j = 0; j < m->ntab; j++) {
+		if (!m->tab_use[j])
+			continue;
+		if (!strcmp(m->tab_names[j], SIZE_ADDED))
+			m->col_added = j;
+		else if (!strcmp(m->tab_names[j], SIZE_REMOVED))
+			m->col_removed = j;
+	}
+	if (m->col_added == m->ntab || m->col_removed == m->ntab)
+		m->col_added = m->col_removed = m->ntab;
+}
+
+static double lines(const float *tab, size_t j)
+{
+	double x = tab[j];
+
+	return isnan(x) || x < 0 ? 0 : x;
+}
+
+/* The offset's standardised inputs of one row into z; returns how many. */
+static size_t offset_inputs(double *z, const struct pt_model *m,
+			    const struct offset *o, const float *tab)
+{
+	size_t j, k = 0;
+
+	if (o->kind == MODEL_OFFSET_SIZE) {
+		z[0] = (log1p(lines(tab, m->col_added) +
+			      lines(tab, m->col_removed)) - o->mean) / o->sd;
+		return 1;
+	}
+	for (j = 0; j < m->ntab; j++)
+		if (m->tab_use[j])
+			z[k++] = tab_z(m, tab, j);
+	return k;
+}
+
+static double offset_value(const struct pt_model *m, const struct offset *o,
+			   const float *tab)
+{
+	double z[MODEL_MAX_TAB], s;
+	size_t k, n;
+
+	if (o->kind != MODEL_OFFSET_SIZE && o->kind != MODEL_OFFSET_TABULAR)
+		return 0;
+	n = offset_inputs(z, m, o, tab);
+	s = o->w[o->nw];
+	for (k = 0; k < n; k++)
+		s += o->w[k] * z[k];
+	return s;
+}
+
+/*
+ * Each used column's term of the offset added to col[], the intercept to
+ * *bias.  The size term goes to the two size columns in proportion to
+ * their lines (all of it to lines added when there are none).
+ */
+static void offset_terms(double *col, double *bias, const struct pt_model *m,
+			 const float *tab)
+{
+	const struct offset *o = &m->off;
+	double z[MODEL_MAX_TAB], t, a, r, share;
+	size_t j, k = 0;
+
+	if (o->kind != MODEL_OFFSET_SIZE && o->kind != MODEL_OFFSET_TABULAR)
+		return;
+	offset_inputs(z, m, o, tab);
+	*bias += o->w[o->nw];
+	if (o->kind == MODEL_OFFSET_SIZE) {
+		t = o->w[0] * z[0];
+		a = lines(tab, m->col_added);
+		r = lines(tab, m->col_removed);
+		share = a + r > 0 ? a / (a + r) : 1;
+		col[m->col_added] += t * share;
+		col[m->col_removed] += t * (1 - share);
+		return;
+	}
+	for (j = 0; j < m->ntab; j++)
+		if (m->tab_use[j]) {
+			col[j] += o->w[k] * z[k];
+			k++;
+		}
+}
+
+/*
+ * Fit the offset of this kind on the fit slice (rows idx[0..nfit)) into
+ * *o; the tabular one needs tab_stats() first.
+ */
+static int offset_fit(struct offset *o, const struct pt_model *m,
+		      const struct model_data *d, const size_t *idx,
+		      enum model_offset kind)
+{
+	struct lr_pool pool;
+	struct model *lr = NULL;
+	size_t nf, i, k, at = 0, *pos = NULL;
+	double z[MODEL_MAX_TAB], s = 0, ss = 0, sign = 1, var;
+	int rc = PT_ENOMEM;
+
+	memset(o, 0, sizeof(*o));
+	memset(&pool, 0, sizeof(pool));
+	o->kind = kind;
+	o->sd = 1;
+	if (kind != MODEL_OFFSET_SIZE && kind != MODEL_OFFSET_TABULAR)
+		return 0;
+	nf = kind == MODEL_OFFSET_SIZE ? 1 : m->nused;
+	if (kind == MODEL_OFFSET_SIZE) {
+		for (i = 0; i < m->nfit; i++) {
+			const float *tab = d->tab + idx[i] * d->ntab;
+			double x = log1p(lines(tab, m->col_added) +
+					 lines(tab, m->col_removed));
+
+			s += x;
+			ss += x * x;
+		}
+		o->mean = s / (double)m->nfit;
+		var = ss / (double)m->nfit - o->mean * o->mean;
+		o->sd = var > 1e-12 ? sqrt(var) : 1;
+	}
+	pool.dim = (int)nf;
+	pool.nodes = pt_calloc(m->nfit * (nf + 2) + 1, sizeof(*pool.nodes));
+	pool.rows = pt_calloc(m->nfit + 1, sizeof(*pool.rows));
+	pool.yv = pt_calloc(m->nfit + 1, sizeof(*pool.yv));
+	o->w = pt_calloc(nf + 1, sizeof(*o->w));
+	pos = range(0, m->nfit);
+	if (!pool.nodes || !pool.rows || !pool.yv || !o->w || !pos)
+		goto out;
+	for (i = 0; i < m->nfit; i++) {
+		size_t r = idx[i];
+
+		offset_inputs(z, m, o, d->tab + r * d->ntab);
+		pool.rows[i] = pool.nodes + at;
+		pool.yv[i] = d->y[r] ? 1 : -1;
+		for (k = 0; k < nf; k++) {
+			pool.nodes[at].index = (int)k + 1;
+			pool.nodes[at++].value = z[k];
+		}
+		pool.nodes[at].index = (int)nf + 1;
+		pool.nodes[at++].value = 1.0;
+		pool.nodes[at++].index = -1;
+	}
+	rc = lr_fit(&lr, &sign, &pool, pos, m->nfit, OFFSET_C);
+	if (rc)
+		goto out;
+	for (k = 0; k <= nf; k++)
+		o->w[k] = sign * lr->w[k];
+	o->nw = nf;
+out:
+	if (lr)
+		free_and_destroy_model(&lr);
+	if (rc) {
+		free(o->w);
+		o->w = NULL;
+	}
+	pool_free(&pool);
+	free(pos);
+	return rc;
+}
+
 /* ---- calibration ----------------------------------------------------- */
 
 /* Platt scaling, the Lin, Lin and Weng (2007) Newton method. */
@@ -640,19 +842,24 @@ static size_t xgb_ncol(const struct pt_model *m)
 	return m->nused + 1;   /* used tab columns, then the text score */
 }
 
-/* Dense rows for XGBoost: used tab columns, then text[i]. */
+/*
+ * Dense rows for XGBoost: used tab columns, then text[i]; off (NULL:
+ * none) is the base margin the trees are fit from.
+ */
 static int xgb_matrix(DMatrixHandle *out, const struct pt_model *m,
 		      const struct model_data *d, const size_t *idx,
-		      const size_t *pos, size_t n, const double *text)
+		      const size_t *pos, size_t n, const double *text,
+		      const double *off)
 {
 	size_t nc = xgb_ncol(m), i, j, k;
-	float *x, *lab;
+	float *x, *lab, *base;
 	int rc = 0;
 
 	*out = NULL;
 	x = pt_calloc(n * nc + 1, sizeof(*x));
 	lab = pt_calloc(n ? n : 1, sizeof(*lab));
-	if (!x || !lab) {
+	base = pt_calloc(n ? n : 1, sizeof(*base));
+	if (!x || !lab || !base) {
 		rc = PT_ENOMEM;
 		goto out;
 	}
@@ -665,13 +872,16 @@ static int xgb_matrix(DMatrixHandle *out, const struct pt_model *m,
 				x[i * nc + k++] = tab[j];
 		x[i * nc + k] = (float)text[pos[i]];
 		lab[i] = (float)d->y[r];
+		base[i] = off ? (float)off[pos[i]] : 0;
 	}
 	if (XGDMatrixCreateFromMat(x, n, nc, NAN, out) ||
-	    XGDMatrixSetFloatInfo(*out, "label", lab, n))
+	    XGDMatrixSetFloatInfo(*out, "label", lab, n) ||
+	    (off && XGDMatrixSetFloatInfo(*out, "base_margin", base, n)))
 		rc = xgb_error("building the training matrix");
 out:
 	free(x);
 	free(lab);
+	free(base);
 	return rc;
 }
 
@@ -782,11 +992,12 @@ static void set_version(struct pt_model *m, const struct model_data *d,
 
 	buf_addf(&b, "format=%d kind=%s calib=%d bits=%u val=%.17g "
 		 "cal=%.17g folds=%u rounds=%u depth=%u eta=%.17g "
-		 "mcw=%.17g seed=%llu nthread=%u",
+		 "mcw=%.17g seed=%llu nthread=%u offset=%s",
 		 MODEL_FORMAT, kind_names[m->kind], m->calib, m->hash_bits,
 		 m->val_frac, m->cal_frac, m->oof_folds, m->max_rounds,
 		 m->depth, m->eta, m->min_child_weight,
-		 (unsigned long long)m->seed, m->nthread);
+		 (unsigned long long)m->seed, m->nthread,
+		 offset_names[m->offset_ask]);
 	for (i = 0; i < m->ntab; i++)
 		buf_addf(&b, " %s%s", m->tab_names[i],
 			 m->tab_use[i] ? "" : "(unused)");
@@ -885,6 +1096,10 @@ static struct pt_model *model_alloc(const struct model_params *p,
 		m->nused += m->tab_use[j];
 		m->sd[j] = 1;
 	}
+	m->off.kind = MODEL_OFFSET_NONE;
+	m->off.sd = 1;
+	m->offset_ask = p->offset;
+	size_cols(m);
 	return m;
 fail:
 	model_free(m);
@@ -912,16 +1127,6 @@ static double lr_auc(const struct model *lr, double sign,
 	free(s);
 	free(y);
 	return auc;
-}
-
-static size_t *range(size_t from, size_t to)
-{
-	size_t *r = pt_calloc(to > from ? to - from : 1, sizeof(*r)), i;
-
-	if (r)
-		for (i = from; i < to; i++)
-			r[i - from] = i;
-	return r;
 }
 
 /* Pick C on the validation slice, then fit on fit+val into m->lr. */
@@ -1006,13 +1211,129 @@ static double auc_se(double a, size_t np, size_t nn)
 		    ((double)np * (double)nn));
 }
 
-/* Best rounds (and its validation AUC) of trees of the current depth. */
-static int tree_rounds(unsigned *rounds, double *best, struct pt_model *m,
-		       DMatrixHandle dfit, DMatrixHandle dval, double *mv,
+/* A validation score and its row, for the midranks of DeLong's test. */
+struct ranked {
+	double v;
+	size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Midranks (1-based, ties averaged) of the k scores in t, into r[t.i]. */
+static void midranks(double *r, struct ranked *t, size_t k)
+{
+	size_t i = 0, j, h;
+
+	qsort(t, k, sizeof(*t), cmp_ranked);
+	while (i < k) {
+		for (j = i; j + 1 < k && t[j + 1].v == t[i].v; j++)
+			;
+		for (h = i; h <= j; h++)
+			r[t[h].i] = (double)(i + j + 2) / 2;
+		i = j + 1;
+	}
+}
+
+/*
+ * DeLong et al.'s structural components of one score's AUC: v[i] is the
+ * share of the other class a row outranks (positives) or is outranked by
+ * (negatives), ties counted half.  r and t are n-long scratch.
+ */
+static void delong_parts(double *v, const double *f, const int *y, size_t n,
+			 size_t np, double *r, double *rc, struct ranked *t)
+{
+	size_t i, k;
+	int cls;
+
+	for (i = 0; i < n; i++)
+		t[i] = (struct ranked){ f[i], i };
+	midranks(r, t, n);
+	for (cls = 0; cls < 2; cls++) {
+		for (i = 0, k = 0; i < n; i++)
+			if ((y[i] != 0) == cls)
+				t[k++] = (struct ranked){ f[i], i };
+		midranks(rc, t, k);
+	}
+	for (i = 0; i < n; i++)
+		v[i] = y[i] ? (r[i] - rc[i]) / (double)(n - np)
+			    : 1 - (r[i] - rc[i]) / (double)np;
+}
+
+/*
+ * The standard error of the difference of the AUCs of two scores of the
+ * same rows (DeLong, DeLong and Clarke-Pearson 1988): the paired
+ * yardstick, far smaller than either AUC's own when the scores agree.
+ */
+static int auc_diff_se(double *se, const double *a, const double *b,
+		       const int *y, size_t n)
+{
+	double *va = pt_calloc(n + 1, sizeof(double));
+	double *vb = pt_calloc(n + 1, sizeof(double));
+	double *r = pt_calloc(n + 1, sizeof(double));
+	double *rc = pt_calloc(n + 1, sizeof(double));
+	struct ranked *t = pt_calloc(n + 1, sizeof(*t));
+	double mean[2] = { 0 }, ss[2] = { 0 }, var = 0;
+	size_t i, cnt[2] = { 0 }, np = 0;
+	int c, rc_ = PT_ENOMEM;
+
+	*se = 0;
+	if (!va || !vb || !r || !rc || !t)
+		goto out;
+	for (i = 0; i < n; i++)
+		np += y[i] != 0;
+	rc_ = 0;
+	if (!np || np == n)
+		goto out;
+	delong_parts(va, a, y, n, np, r, rc, t);
+	delong_parts(vb, b, y, n, np, r, rc, t);
+	/* the variance of va - vb within each class */
+	for (i = 0; i < n; i++) {
+		c = y[i] != 0;
+		mean[c] += va[i] - vb[i];
+		cnt[c]++;
+	}
+	for (c = 0; c < 2; c++)
+		mean[c] /= (double)cnt[c];
+	for (i = 0; i < n; i++) {
+		double dv;
+
+		c = y[i] != 0;
+		dv = va[i] - vb[i] - mean[c];
+		ss[c] += dv * dv;
+	}
+	for (c = 0; c < 2; c++)
+		if (cnt[c] > 1)
+			var += ss[c] / (double)(cnt[c] - 1) / (double)cnt[c];
+	*se = sqrt(var);
+out:
+	free(va);
+	free(vb);
+	free(r);
+	free(rc);
+	free(t);
+	return rc_;
+}
+
+/*
+ * Best rounds (and its validation AUC) of trees of the current depth;
+ * voff is the validation rows' offset (NULL: none); bestmv (NULL: not
+ * wanted) gets the validation margins of the best round.
+ */
+static int tree_rounds(unsigned *rounds, double *best, double *bestmv,
+		       struct pt_model *m, DMatrixHandle dfit,
+		       DMatrixHandle dval, double *mv, const double *voff,
 		       const int *yv, const struct model_params *p)
 {
 	BoosterHandle b = NULL;
 	unsigned r;
+	size_t i;
 	int rc;
 
 	*best = -1;
@@ -1031,10 +1352,14 @@ static int tree_rounds(unsigned *rounds, double *best, struct pt_model *m,
 			rc = xgb_margin(mv, b, dval, to, 0);
 		if (rc)
 			break;
+		for (i = 0; voff && i < m->nval; i++)
+			mv[i] += voff[i];
 		auc = metrics_roc_auc(mv, yv, m->nval);
 		if (auc > *best + 1e-9) {
 			*best = auc;
 			*rounds = to;
+			if (bestmv)
+				memcpy(bestmv, mv, m->nval * sizeof(*mv));
 		}
 		r = to - ROUND_STEP;
 	}
@@ -1043,44 +1368,51 @@ static int tree_rounds(unsigned *rounds, double *best, struct pt_model *m,
 	return rc;
 }
 
+/* What the validation slice chose for one offset. */
+struct tree_choice {
+	unsigned depth, rounds;
+	double auc;
+	double *val;   /* the validation margins (nval, owned) */
+};
+
 /*
- * Depth and rounds chosen on val with trees fit on fit; final trees on
- * fit+val.  Depths 2, 3 and p->depth are tried; the shallowest whose
- * validation AUC is within one standard error of the best one wins (a
- * small history cannot tell deep trees from noise, and a deep tree
- * that is no better on the validation slice only adds variance).
+ * Depth and rounds chosen on val with trees fit on fit from the offset
+ * off (the rows' values; NULL: none).  Depths 2, 3 and p->depth are
+ * tried; the shallowest whose validation AUC is within one standard
+ * error of the best one wins (a small history cannot tell deep trees
+ * from noise, and a deep tree that is no better on the validation
+ * slice only adds variance).
  */
-static int fit_trees(struct pt_model *m, const struct model_data *d,
-		     const size_t *idx, const double *text,
-		     const struct model_params *p, double *cal_margin,
-		     double *val_auc)
+static int choose_depth(struct tree_choice *out, struct pt_model *m,
+			const struct model_data *d, const size_t *idx,
+			const double *text, const double *off, const int *yv,
+			size_t np, const struct model_params *p)
 {
-	DMatrixHandle dfit = NULL, dval = NULL, dfv = NULL, dcal = NULL;
+	DMatrixHandle dfit = NULL, dval = NULL;
 	size_t *all = range(0, m->nrows);
-	double *mv = NULL, best = -1, auc[3], se;
+	double *mv = pt_calloc(m->nval, sizeof(*mv)), best = -1, auc[3], se;
+	double *bm[3] = { NULL, NULL, NULL };
 	unsigned depth[3] = { 2, 3, p->depth }, rounds[3], k, nd = 3;
-	int *yv = NULL;
-	size_t i, np = 0;
 	int rc = PT_ENOMEM;
 
-	mv = pt_calloc(m->nval, sizeof(*mv));
-	yv = pt_calloc(m->nval, sizeof(*yv));
-	if (!all || !mv || !yv)
+	out->val = NULL;
+	for (k = 0; k < 3; k++)
+		if (!(bm[k] = pt_calloc(m->nval + 1, sizeof(double))))
+			goto out;
+	if (!all || !mv)
 		goto out;
-	for (i = 0; i < m->nval; i++)
-		np += (yv[i] = d->y[idx[m->nfit + i]]) != 0;
-	rc = xgb_matrix(&dfit, m, d, idx, all, m->nfit, text);
+	rc = xgb_matrix(&dfit, m, d, idx, all, m->nfit, text, off);
 	if (!rc)
 		rc = xgb_matrix(&dval, m, d, idx, all + m->nfit, m->nval,
-				text);
+				text, NULL);
 	if (p->depth <= 3)
 		nd = 1;   /* asked for shallow trees: no search */
 	if (nd == 1)
 		depth[0] = p->depth;
 	for (k = 0; k < nd && !rc; k++) {
 		m->depth = depth[k];
-		rc = tree_rounds(&rounds[k], &auc[k], m, dfit, dval, mv, yv,
-				 p);
+		rc = tree_rounds(&rounds[k], &auc[k], bm[k], m, dfit, dval,
+				 mv, off ? off + m->nfit : NULL, yv, p);
 		if (auc[k] > best)
 			best = auc[k];
 	}
@@ -1089,30 +1421,155 @@ static int fit_trees(struct pt_model *m, const struct model_data *d,
 	se = auc_se(best, np, m->nval - np);
 	for (k = 0; k < nd && auc[k] < best - se; k++)
 		;
-	m->depth = depth[k];
-	m->rounds = rounds[k];
-	*val_auc = auc[k];
+	out->depth = depth[k];
+	out->rounds = rounds[k];
+	out->auc = auc[k];
+	out->val = bm[k];
+	bm[k] = NULL;
+out:
+	for (k = 0; k < 3; k++)
+		free(bm[k]);
+	dm_free(dfit);
+	dm_free(dval);
+	free(all);
+	free(mv);
+	return rc;
+}
+
+/* The offsets to try, simplest first; returns how many (0: error). */
+static size_t offset_kinds(enum model_offset *k, const struct pt_model *m,
+			   const struct model_params *p)
+{
+	size_t n = 0;
+	int size = m->col_added < m->ntab;
+
+	if (p->offset != MODEL_OFFSET_AUTO) {
+		if (p->offset == MODEL_OFFSET_SIZE && !size) {
+			pt_error_set(PT_EINVAL, "a size offset needs the "
+				     "columns '" SIZE_ADDED "' and '"
+				     SIZE_REMOVED "'");
+			return 0;
+		}
+		k[n++] = p->offset;
+		return n;
+	}
+	k[n++] = MODEL_OFFSET_NONE;
+	if (size)
+		k[n++] = MODEL_OFFSET_SIZE;
+	k[n++] = MODEL_OFFSET_TABULAR;
+	return n;
+}
+
+/* Every training row's value of offset o (NULL for none). */
+static int offset_rows(double **out, const struct pt_model *m,
+		       const struct offset *o, const struct model_data *d,
+		       const size_t *idx)
+{
+	size_t i;
+
+	*out = NULL;
+	if (o->kind == MODEL_OFFSET_NONE)
+		return 0;
+	*out = pt_calloc(m->nrows, sizeof(**out));
+	if (!*out)
+		return PT_ENOMEM;
+	for (i = 0; i < m->nrows; i++)
+		(*out)[i] = offset_value(m, o, d->tab + idx[i] * d->ntab);
+	return 0;
+}
+
+/*
+ * The offset, depth and rounds chosen on val with trees fit on fit;
+ * final trees on fit+val from the same offset (fit on fit alone).  The
+ * offsets are tried simplest first (none, size, every used column) and,
+ * as for the depth, the first whose validation AUC is within one
+ * standard error of the best one wins; the standard error is that of
+ * the paired difference (DeLong), as the candidates score the same rows.
+ */
+static int fit_trees(struct pt_model *m, const struct model_data *d,
+		     const size_t *idx, const double *text,
+		     const struct model_params *p, double *cal_margin,
+		     double *val_auc)
+{
+	DMatrixHandle dfv = NULL, dcal = NULL;
+	enum model_offset kinds[3];
+	struct offset cand[3];
+	struct tree_choice ch[3];
+	double *off[3] = { NULL, NULL, NULL }, best = -1, se = 0;
+	size_t *all = range(0, m->nrows), nk, i, c, np = 0, top = 0;
+	size_t base = m->nfit + m->nval;
+	int *yv = pt_calloc(m->nval, sizeof(*yv));
+	char name[64];
+	int rc = PT_ENOMEM;
+
+	memset(cand, 0, sizeof(cand));
+	memset(ch, 0, sizeof(ch));
+	nk = offset_kinds(kinds, m, p);
+	if (!nk) {
+		rc = PT_EINVAL;
+		goto out;
+	}
+	if (!all || !yv)
+		goto out;
+	for (i = 0; i < m->nval; i++)
+		np += (yv[i] = d->y[idx[m->nfit + i]]) != 0;
+	for (c = 0, rc = 0; c < nk && !rc; c++) {
+		progress(p, "choosing the offset", (double)c / (double)nk);
+		rc = offset_fit(&cand[c], m, d, idx, kinds[c]);
+		if (!rc)
+			rc = offset_rows(&off[c], m, &cand[c], d, idx);
+		if (!rc)
+			rc = choose_depth(&ch[c], m, d, idx, text, off[c], yv,
+					  np, p);
+		if (rc)
+			break;
+		if (ch[c].auc > best + 1e-9) {
+			best = ch[c].auc;
+			top = c;
+		}
+		snprintf(name, sizeof(name), "val_auc_offset_%s",
+			 offset_names[kinds[c]]);
+		rc = model_set_metric(m, name, ch[c].auc);
+	}
+	for (c = 0; !rc && c < top; c++) {
+		rc = auc_diff_se(&se, ch[c].val, ch[top].val, yv, m->nval);
+		if (!rc && ch[c].auc >= best - se)
+			break;
+	}
+	if (rc)
+		goto out;
+	m->off = cand[c];
+	memset(&cand[c], 0, sizeof(cand[c]));
+	m->depth = ch[c].depth;
+	m->rounds = ch[c].rounds;
+	*val_auc = ch[c].auc;
 	rc = model_set_metric(m, "trees_depth", (double)m->depth);
+	if (!rc)
+		rc = model_set_metric(m, "trees_offset", (double)m->off.kind);
 	if (rc)
 		goto out;
 	progress(p, "fitting the trees", 1);
-	rc = xgb_matrix(&dfv, m, d, idx, all, m->nfit + m->nval, text);
+	rc = xgb_matrix(&dfv, m, d, idx, all, base, text, off[c]);
 	if (!rc)
 		rc = xgb_new(&m->bst, dfv, m);
 	if (!rc)
 		rc = xgb_boost(m->bst, dfv, 0, m->rounds);
 	if (!rc)
-		rc = xgb_matrix(&dcal, m, d, idx, all + m->nfit + m->nval,
-				m->ncal, text);
+		rc = xgb_matrix(&dcal, m, d, idx, all + base, m->ncal, text,
+				NULL);
 	if (!rc)
 		rc = xgb_margin(cal_margin, m->bst, dcal, 0, 0);
+	for (i = 0; !rc && off[c] && i < m->ncal; i++)
+		cal_margin[i] += off[c][base + i];
 out:
-	dm_free(dfit);
-	dm_free(dval);
+	for (i = 0; i < 3; i++) {
+		free(cand[i].w);
+		free(off[i]);
+		free(ch[i].val);
+	}
 	dm_free(dfv);
 	dm_free(dcal);
 	free(all);
-	free(mv);
 	free(yv);
 	return rc;
 }
@@ -1180,7 +1637,7 @@ int model_train(struct pt_model **out, const struct model_data *d,
 	m->t_last = d->time[idx[n - 1]];
 	for (i = 0; i < n; i++)
 		m->npos += d->y[idx[i]] != 0;
-	if (m->kind == MODEL_KIND_TABLR)
+	if (m->kind != MODEL_KIND_TEXT)
 		tab_stats(m, d, idx, m->nfit);
 	logit = pt_calloc(n, sizeof(*logit));
 	calf = pt_calloc(m->ncal, sizeof(*calf));
@@ -1259,6 +1716,8 @@ static int raw_score(double *f, const struct pt_model *m, const float *tab,
 	rc = xgb_row(&dm, m, tab, *f);
 	if (!rc)
 		rc = xgb_margin(f, m->bst, dm, 0, 0);
+	if (!rc)
+		*f += offset_value(m, &m->off, tab);
 	dm_free(dm);
 	return rc;
 }
@@ -1317,9 +1776,12 @@ int model_predict_rows(double *p, const struct pt_model *m,
 					    d->sp_start[r + 1] - s);
 	}
 	if (m->kind == MODEL_KIND_FULL) {
-		rc = xgb_matrix(&dm, m, d, idx, pos, n, f);
+		rc = xgb_matrix(&dm, m, d, idx, pos, n, f, NULL);
 		if (!rc)
 			rc = xgb_margin(f, m->bst, dm, 0, 0);
+		for (i = 0; !rc && i < n; i++)
+			f[i] += offset_value(m, &m->off,
+					     d->tab + idx[i] * d->ntab);
 	}
 	for (i = 0; !rc && i < n; i++)
 		p[i] = calibrate(m, f[i]);
@@ -1355,7 +1817,7 @@ int model_explain(struct model_contrib **out, size_t *n, double *bias,
 	struct model_contrib *v = NULL;
 	size_t cap = 0, i, j, k, dim = (size_t)1 << m->hash_bits;
 	DMatrixHandle dm = NULL;
-	double shap[MODEL_MAX_TAB + 2];
+	double shap[MODEL_MAX_TAB + 2], col[MODEL_MAX_TAB];
 	int rc = 0;
 
 	*out = NULL;
@@ -1383,13 +1845,17 @@ int model_explain(struct model_contrib **out, size_t *n, double *bias,
 		rc = xgb_row(&dm, m, tab, text_logit(m, sp, nsp));
 	if (!rc)
 		rc = xgb_margin(shap, m->bst, dm, 0, 1);
+	for (j = 0; j < m->ntab; j++)
+		col[j] = 0;
+	offset_terms(col, bias, m, tab);
 	for (j = 0, k = 0; j < m->ntab && !rc; j++)
 		if (m->tab_use[j])
 			rc = add_contrib(&v, n, &cap, 0, (uint32_t)j,
-					 shap[k++]);
+					 shap[k++] + col[j]);
 	if (!rc)
 		rc = add_contrib(&v, n, &cap, 0, (uint32_t)m->ntab, shap[k]);
-	*bias = shap[k + 1];
+	if (!rc)
+		*bias += shap[k + 1];
 out:
 	dm_free(dm);
 	if (rc) {
@@ -1411,6 +1877,15 @@ static json_t *real_array(const double *v, size_t n)
 	for (i = 0; a && i < n; i++)
 		json_array_append_new(a, json_real(v[i]));
 	return a;
+}
+
+/* The trees' offset in the manifest (absent in older ones: none). */
+static json_t *offset_json(const struct offset *o)
+{
+	return json_pack("{s:s, s:o, s:f, s:f}", "kind",
+			 offset_names[o->kind], "w",
+			 real_array(o->w, o->w ? o->nw + 1 : 0), "mean",
+			 o->mean, "sd", o->sd);
 }
 
 static json_t *manifest(const struct pt_model *m)
@@ -1456,6 +1931,11 @@ static json_t *manifest(const struct pt_model *m)
 		"metrics", m->metrics);
 	if (j && m->notes)
 		json_object_set(j, "notes", m->notes);
+	if (j && m->kind == MODEL_KIND_FULL &&
+	    json_object_set_new(j, "offset", offset_json(&m->off))) {
+		json_decref(j);
+		j = NULL;
+	}
 	return j;
 }
 
@@ -1579,6 +2059,40 @@ static int real_list(double **out, size_t *n, json_t *a)
 	return 0;
 }
 
+static int parse_offset(struct pt_model *m, json_t *j, const char *path)
+{
+	struct offset *o = &m->off;
+	const char *kind;
+	json_error_t err;
+	json_t *w;
+	size_t k, nw;
+
+	o->kind = MODEL_OFFSET_NONE;
+	o->sd = 1;
+	if (!j)
+		return 0;
+	if (json_unpack_ex(j, &err, 0, "{s:s, s:o, s:F, s:F}", "kind", &kind,
+			   "w", &w, "mean", &o->mean, "sd", &o->sd))
+		return pt_error_set(PT_EINVAL, "cannot read the offset of "
+				    "'%s': %s", path, err.text);
+	for (k = MODEL_OFFSET_NONE; k <= MODEL_OFFSET_TABULAR &&
+				    strcmp(kind, offset_names[k]); k++)
+		;
+	if (k > MODEL_OFFSET_TABULAR)
+		return pt_error_set(PT_EINVAL, "'%s': unknown offset '%s'",
+				    path, kind);
+	o->kind = (enum model_offset)k;
+	if (o->kind == MODEL_OFFSET_NONE)
+		return 0;
+	nw = o->kind == MODEL_OFFSET_SIZE ? 1 : m->nused;
+	if (json_array_size(w) != nw + 1 || !(o->sd > 0) ||
+	    (o->kind == MODEL_OFFSET_SIZE && m->col_added == m->ntab))
+		return pt_error_set(PT_EINVAL, "'%s': inconsistent offset",
+				    path);
+	o->nw = nw;
+	return real_list(&o->w, NULL, w);
+}
+
 static int parse_manifest(struct pt_model *m, json_t *j, const char *path)
 {
 	json_t *names, *used, *iso_x, *iso_y, *mean, *sd, *metrics;
@@ -1667,7 +2181,8 @@ static int parse_manifest(struct pt_model *m, json_t *j, const char *path)
 	    json_array_size(mean) != m->ntab || json_array_size(sd) != m->ntab)
 		return pt_error_set(PT_EINVAL, "'%s': inconsistent arrays",
 				    path);
-	return 0;
+	size_cols(m);
+	return parse_offset(m, json_object_get(j, "offset"), path);
 }
 
 static int load_parts(struct pt_model *m, const char *dir)

@@ -10,7 +10,11 @@
  *          deterministic) on the sparse part; C chosen on a later slice;
  *   full:  the text model's out-of-fold score joins the tabular part in a
  *          gradient-boosted tree model (XGBoost C API, fixed seed and
- *          thread count, rounds chosen on the same later slice);
+ *          thread count, rounds chosen on the same later slice); the
+ *          trees start from a linear offset (XGBoost's base_margin) fit
+ *          on the fit slice: none, a logistic regression on the log of
+ *          the changed lines, or one on all used columns (tablr's
+ *          transform), chosen on the same later slice;
  *   tablr: logistic regression on chosen tabular columns (log1p and
  *          standardised), the Kamei et al. baseline;
  *
@@ -69,6 +73,18 @@ enum model_kind {
 
 enum model_calib { MODEL_CALIB_PLATT = 0, MODEL_CALIB_ISOTONIC };
 
+/*
+ * The linear offset the trees of a full model start from: chosen on the
+ * validation slice (AUTO), or one asked for.  SIZE needs the columns
+ * size.lines_added and size.lines_removed.
+ */
+enum model_offset {
+	MODEL_OFFSET_AUTO = 0,
+	MODEL_OFFSET_NONE,
+	MODEL_OFFSET_SIZE,
+	MODEL_OFFSET_TABULAR,
+};
+
 struct model_params {
 	enum model_kind kind;
 	enum model_calib calib;
@@ -80,6 +96,7 @@ struct model_params {
 	unsigned max_rounds, depth, nthread;
 	double eta, min_child_weight;
 	uint64_t seed;
+	enum model_offset offset;  /* full models only */
 	/* tabular columns to use (NULL: all); kept by name in the manifest */
 	const unsigned char *tab_use;
 	/* progress: called with a short phase name; may be NULL */
@@ -108,6 +125,8 @@ const char *model_version(const struct pt_model *m);
 const char *model_task(const struct pt_model *m);
 size_t model_ntab(const struct pt_model *m);
 const char *model_tab_name(const struct pt_model *m, size_t i);
+/* The offset the trees start from (NONE for text and tablr models). */
+enum model_offset model_offset(const struct pt_model *m);
 
 /*
  * Record a metric in the manifest (eval and train put the held-out
@@ -132,10 +151,15 @@ int model_predict_rows(double *p, const struct pt_model *m,
 
 /*
  * Contributions to the (uncalibrated) log-odds of one row: one per used
- * tabular column (XGBoost's SHAP values, or weight * standardised value
- * for tablr), the text model's part split into one entry per sparse
- * index (weight * value, the text score's own SHAP value shared out in
- * proportion), and the bias.  The caller maps indices to names.
+ * tabular column (XGBoost's SHAP values plus the column's term of the
+ * trees' offset, or weight * standardised value for tablr), the text
+ * model's part split into one entry per sparse index (weight * value,
+ * the text score's own SHAP value shared out in proportion), and the
+ * bias (with the offset's intercept).  The tabular entries, the text
+ * score's (index model_ntab()) and the bias sum to the log-odds.  The
+ * size offset's term is shared between size.lines_added and
+ * size.lines_removed in proportion to their lines.  The caller maps
+ * indices to names.
  */
 struct model_contrib {
 	int is_sparse;      /* 1: index is a hashed index; 0: a tab column */

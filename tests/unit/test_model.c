@@ -3,7 +3,10 @@
  * found (AUC > 0.9 on later rows), shuffled labels give chance (AUC
  * within 0.45-0.55), probabilities are calibrated on a known
  * distribution, training is deterministic to the byte, and a saved model
- * loads and predicts the same.
+ * loads and predicts the same.  Where risk is a smooth function of size
+ * the trees' size offset beats none, is chosen, is explained (the
+ * contributions and bias sum to the score), saves and loads; a manifest
+ * from before the offset loads.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "metrics.h"
 #include "model.h"
@@ -347,6 +352,243 @@ static void test_explain(void **state)
 	model_data_free(d);
 }
 
+/*
+ * Risk a smooth function of size: logit = 2 * (log1p(added + removed) -
+ * 4.5) - 1.5, a noise column, noise tokens.
+ */
+static const char *const size_names[] = { "size.lines_added",
+					  "size.lines_removed", "noise" };
+
+static struct model_data *make_size_data(size_t n, uint64_t seed)
+{
+	struct model_data *d;
+	uint64_t st = seed;
+	size_t i, j;
+
+	assert_int_equal(model_data_new(&d, size_names, 3), 0);
+	for (i = 0; i < n; i++) {
+		float t[3];
+		struct model_sparse sp[3];
+		double s, z;
+
+		t[0] = (float)floor(exp(3.5 + 1.5 * gauss(&st)));
+		t[1] = (float)floor(exp(2.5 + 1.5 * gauss(&st)));
+		t[2] = (float)gauss(&st);
+		s = log1p((double)t[0] + t[1]);
+		z = 2.0 * (s - 4.5) - 1.5;
+		for (j = 0; j < 3; j++)
+			sp[j] = (struct model_sparse){
+				(uint32_t)(metrics_rand(&st) % 500), 1.0f };
+		assert_int_equal(model_data_add(d, t, sp, 3,
+						unif(&st) < 1 / (1 + exp(-z)),
+						(int64_t)i, t[0] + t[1] + 1),
+				 0);
+	}
+	return d;
+}
+
+/* The log-odds from explain: tab and text entries and the bias. */
+static double explain_sum(const struct pt_model *m, const float *tab,
+			  const struct model_sparse *sp, size_t nsp,
+			  double *added)
+{
+	struct model_contrib *c;
+	size_t n, i;
+	double bias, sum;
+
+	assert_int_equal(model_explain(&c, &n, &bias, m, tab, sp, nsp), 0);
+	assert_int_equal(n, 4 + nsp);
+	sum = bias;
+	for (i = 0; i < n; i++) {
+		if (c[i].is_sparse)
+			continue;
+		sum += c[i].value;
+		if (c[i].index == 0)
+			*added = c[i].value;
+	}
+	free(c);
+	return sum;
+}
+
+/* Platt's a and b of a saved model. */
+static void platt_of(double *a, double *b, const char *dir)
+{
+	char path[700];
+	json_error_t err;
+	json_t *j;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	j = json_load_file(path, 0, &err);
+	assert_non_null(j);
+	assert_int_equal(json_unpack(j, "{s:{s:F, s:F}}", "platt", "a", a,
+				     "b", b), 0);
+	json_decref(j);
+}
+
+static void rm_model(const char *dir)
+{
+	static const char *const files[] = { "manifest.json", "text.model",
+					     "trees.json" };
+	char path[700];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/*
+ * Ten rounds of depth-2 trees (what a small history gets) make a coarse
+ * step function of size; the size offset is the smooth truth.
+ */
+static void test_offset(void **state)
+{
+	struct model_data *d = make_size_data(5000, 7);
+	size_t *idx = seq(0, 1500), i, nsp, s, la, lb;
+	char dir[] = "/tmp/pt-model-XXXXXX", a[64], b[64], c[64];
+	struct pt_model *none, *size, *aut, *aut2, *tab, *back;
+	struct model_params p;
+	double auc_none, auc_size, pa, pb, p1, p2, f, added = 0;
+	float big[3] = { 5000.0f, 0.0f, 0.0f };
+	char *x, *y;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/size", dir);
+	snprintf(b, sizeof(b), "%s/tab", dir);
+	snprintf(c, sizeof(c), "%s/auto", dir);
+	params(&p, MODEL_KIND_FULL);
+	p.max_rounds = 10;
+	p.depth = 2;
+	p.offset = MODEL_OFFSET_NONE;
+	assert_int_equal(model_train(&none, d, idx, 1500, &p), 0);
+	assert_int_equal(model_offset(none), MODEL_OFFSET_NONE);
+	p.offset = MODEL_OFFSET_SIZE;
+	assert_int_equal(model_train(&size, d, idx, 1500, &p), 0);
+	assert_int_equal(model_offset(size), MODEL_OFFSET_SIZE);
+	p.offset = MODEL_OFFSET_TABULAR;
+	assert_int_equal(model_train(&tab, d, idx, 1500, &p), 0);
+	assert_int_equal(model_offset(tab), MODEL_OFFSET_TABULAR);
+	p.offset = MODEL_OFFSET_AUTO;
+	assert_int_equal(model_train(&aut, d, idx, 1500, &p), 0);
+	assert_int_equal(model_train(&aut2, d, idx, 1500, &p), 0);
+	/* the smooth prior beats the trees' step function on later rows */
+	auc_none = test_auc(none, d, 1500, 5000, NULL);
+	auc_size = test_auc(size, d, 1500, 5000, NULL);
+	assert_true(auc_size > auc_none + 0.01);
+	/* the validation slice sees it too, and the choice is used */
+	assert_int_equal(model_offset(aut), MODEL_OFFSET_SIZE);
+	assert_true(test_auc(aut, d, 1500, 5000, NULL) == auc_size);
+	/* explain sums to the score */
+	assert_int_equal(model_save(size, a), 0);
+	assert_int_equal(model_save(tab, b), 0);
+	platt_of(&pa, &pb, a);
+	for (i = 1500; i < 1600; i++) {
+		s = d->sp_start[i];
+		nsp = d->sp_start[i + 1] - s;
+		f = explain_sum(size, d->tab + i * 3, d->sp + s, nsp, &added);
+		assert_int_equal(model_predict(&p1, size, d->tab + i * 3,
+					       d->sp + s, nsp), 0);
+		assert_true(fabs(p1 - 1 / (1 + exp(pa * f + pb))) < 1e-6);
+	}
+	/* a big commit that only adds: lines added carry its risk */
+	f = explain_sum(size, big, NULL, 0, &added);
+	assert_int_equal(model_predict(&p1, size, big, NULL, 0), 0);
+	assert_true(fabs(p1 - 1 / (1 + exp(pa * f + pb))) < 1e-6);
+	assert_true(added > 1.0);
+	/* a saved model loads and predicts the same */
+	assert_int_equal(model_load(&back, a), 0);
+	assert_int_equal(model_offset(back), MODEL_OFFSET_SIZE);
+	for (i = 1500; i < 1600; i++) {
+		s = d->sp_start[i];
+		nsp = d->sp_start[i + 1] - s;
+		assert_int_equal(model_predict(&p1, size, d->tab + i * 3,
+					       d->sp + s, nsp), 0);
+		assert_int_equal(model_predict(&p2, back, d->tab + i * 3,
+					       d->sp + s, nsp), 0);
+		assert_true(p1 == p2);
+	}
+	model_free(back);
+	assert_int_equal(model_load(&back, b), 0);
+	assert_int_equal(model_offset(back), MODEL_OFFSET_TABULAR);
+	assert_true(test_auc(back, d, 1500, 5000, NULL) ==
+		    test_auc(tab, d, 1500, 5000, NULL));
+	model_free(back);
+	/* training with the offset search is deterministic to the byte */
+	assert_int_equal(model_save(aut, c), 0);
+	assert_int_equal(model_save(aut2, b), 0);
+	x = slurp(c, "manifest.json", &la);
+	y = slurp(b, "manifest.json", &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(x, y, la);
+	assert_non_null(strstr(x, "\"kind\": \"size\""));
+	free(x);
+	free(y);
+	x = slurp(c, "trees.json", &la);
+	y = slurp(b, "trees.json", &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(x, y, la);
+	free(x);
+	free(y);
+	rm_model(a);
+	rm_model(b);
+	rm_model(c);
+	rmdir(dir);
+	model_free(none);
+	model_free(size);
+	model_free(tab);
+	model_free(aut);
+	model_free(aut2);
+	free(idx);
+	model_data_free(d);
+}
+
+/* A model directory written before the offset (no "offset") loads. */
+static void test_manifest_without_offset(void **state)
+{
+	struct model_data *d = make_size_data(1500, 8);
+	size_t *idx = seq(0, 1000);
+	char dir[] = "/tmp/pt-model-XXXXXX", a[64], path[128];
+	struct pt_model *m, *back;
+	struct model_params p;
+	json_error_t err;
+	json_t *j;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/m", dir);
+	params(&p, MODEL_KIND_FULL);
+	p.offset = MODEL_OFFSET_NONE;
+	assert_int_equal(model_train(&m, d, idx, 1000, &p), 0);
+	assert_int_equal(model_save(m, a), 0);
+	snprintf(path, sizeof(path), "%s/manifest.json", a);
+	j = json_load_file(path, 0, &err);
+	assert_non_null(j);
+	assert_non_null(json_object_get(j, "offset"));
+	assert_int_equal(json_object_del(j, "offset"), 0);
+	assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
+	assert_int_equal(model_load(&back, a), 0);
+	assert_int_equal(model_offset(back), MODEL_OFFSET_NONE);
+	assert_true(fabs(test_auc(back, d, 1000, 1500, NULL) -
+			 test_auc(m, d, 1000, 1500, NULL)) < 1e-12);
+	model_free(back);
+	/* an offset that does not fit the columns is refused */
+	assert_int_equal(json_object_set_new(j, "offset",
+			 json_pack("{s:s, s:[f], s:f, s:f}", "kind", "tabular",
+				   "w", 1.0, "mean", 0.0, "sd", 1.0)), 0);
+	assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
+	assert_int_equal(model_load(&back, a), PT_EINVAL);
+	assert_null(back);
+	json_decref(j);
+	rm_model(a);
+	rmdir(dir);
+	model_free(m);
+	free(idx);
+	model_data_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +597,8 @@ int main(void)
 		cmocka_unit_test(test_calibration),
 		cmocka_unit_test(test_deterministic_save_load),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_offset),
+		cmocka_unit_test(test_manifest_without_offset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
