@@ -10,8 +10,9 @@
  * rdma-core, that order beats p(fix) alone (docs/EVALUATION.md).  An
  * untagged candidate whose subject says fix or whose changelog names a
  * commit the branch has (stable_hint) comes right after the tagged
- * ones.  Every tagged or hinted candidate is listed;
- * another untagged one when p(fix) >= --threshold.  The untagged-backport
+ * ones, then one that keeps the build working (stable_build: a CI or
+ * packaging component, toolchain words).  Every tagged, hinted or build
+ * candidate is listed; another untagged one when p(fix) >= --threshold.  The untagged-backport
  * signals (fix wording, a tagged series sibling, a named commit the
  * branch has, the build facts, a shown tagged candidate that needs it to
  * apply) are shown per candidate as facts with their reasons.
@@ -55,6 +56,7 @@ struct cand {
 	size_t idx;          /* in the stable set */
 	int tier;            /* stable_tier(), the first sort key */
 	int hint;            /* stable_hint(), the second */
+	int build;           /* stable_build(), the third */
 	double p;            /* calibrated p(fix) */
 	double keyword;      /* the keyword baseline, for comparison */
 	char **why;          /* NREASONS texts (or fewer), owned */
@@ -257,6 +259,8 @@ static int cand_cmp(const void *a, const void *b)
 		return x->tier < y->tier ? 1 : -1;
 	if (x->hint != y->hint)
 		return x->hint < y->hint ? 1 : -1;
+	if (x->build != y->build)
+		return x->build < y->build ? 1 : -1;
 	if (x->p != y->p)
 		return x->p < y->p ? 1 : -1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
@@ -386,6 +390,7 @@ static int rank(struct run *r)
 			continue;
 		r->c[r->n].idx = i;
 		r->c[r->n].hint = stable_hint(&r->set->c[i]);
+		r->c[r->n].build = stable_build(&r->set->c[i]);
 		r->c[r->n++].tier = stable_tier(&r->set->c[i]);
 	}
 	rc = score_all(r);
@@ -393,6 +398,7 @@ static int rank(struct run *r)
 		qsort(r->c, r->n, sizeof(*r->c), cand_cmp);
 	for (r->shown = 0; r->shown < r->n; r->shown++)
 		if ((!r->c[r->shown].tier && !r->c[r->shown].hint &&
+		     !r->c[r->shown].build &&
 		     r->c[r->shown].p < r->o.threshold) ||
 		    (r->o.top && r->shown >= r->o.top))
 			break;
@@ -470,9 +476,10 @@ static int add_build(struct buf *b, const char *sep,
 /*
  * The untagged-backport signals of a candidate as one line of facts,
  * each with its reason; "" when it has none.  The fix wording and a
- * named commit the branch has rank (stable_hint); a series sibling,
- * the build facts and a tagged candidate that needs it to apply are
- * shown for the reader only.
+ * named commit the branch has rank (stable_hint), then a CI or
+ * packaging component or toolchain words (stable_build); a series
+ * sibling, the other build facts and a tagged candidate that needs it
+ * to apply are shown for the reader only.
  */
 static int add_signals(struct buf *b, const struct stable_set *s,
 		       const struct stable_commit *sc)
@@ -577,10 +584,11 @@ static json_t *cand_json(const struct run *r, size_t i)
 		      "files", (int)sc->nfiles, "added", (int)sc->added,
 		      "removed", (int)sc->removed);
 	add_signals(&b, r->set, sc);
-	sig = json_pack("{s:b, s:b, s:s?, s:I, s:s?, s:b, s:b, s:b, s:b, "
+	sig = json_pack("{s:b, s:b, s:b, s:s?, s:I, s:s?, s:b, s:b, s:b, s:b, "
 			"s:b, s:b, s:s?, s:s}",
 			"fix_subject", sc->fix_subject,
 			"hint", r->c[i].hint,
+			"build", r->c[i].build,
 			"series_sibling", sc->has_sibling ?
 			r->set->c[sc->sibling].id : NULL,
 			"series_len", (json_int_t)sc->series_len,

@@ -1884,6 +1884,11 @@ int stable_hint(const struct stable_commit *c)
 	return !stable_tier(c) && (c->fix_subject || c->cites_present);
 }
 
+int stable_build(const struct stable_commit *c)
+{
+	return !stable_tier(c) && (c->build_ci || c->build_words);
+}
+
 static int parse_range(git_oid *from, int *has_from, git_oid *to,
 		       git_repository *repo, const char *range)
 {

@@ -70,7 +70,7 @@ struct stable_commit {
 				     fixed or fixing */
 	unsigned has_sibling : 1; /* sibling is set */
 	unsigned cites_present : 1; /* cites names a commit the branch has */
-	/* keeps the build working (shown, not ranked: docs/EVALUATION.md) */
+	/* keeps the build working (stable_build ranks ci and words) */
 	unsigned build_ci : 1;    /* the subject's component is CI or
 				     packaging (ci, debian, suse, ...) */
 	unsigned build_comp : 1;  /* ... or the build system or its tools
@@ -180,6 +180,17 @@ int stable_tier(const struct stable_commit *c);
  * commits the branches did not take; series siblings did.
  */
 int stable_hint(const struct stable_commit *c);
+
+/*
+ * Does an untagged candidate keep the build working: a CI or packaging
+ * component in its subject (ci:, .github, buildlib, debian, redhat,
+ * suse, ...: build_ci) or toolchain words in it (compile, warning, gcc,
+ * clang, musl, C++20, compatible: build_words)?  Stable branches carry
+ * their CI and packaging and must keep building with new toolchains, so
+ * they take such changes untagged.  0 for a tagged commit.  build_comp
+ * and build_files are shown only (docs/EVALUATION.md has the numbers).
+ */
+int stable_build(const struct stable_commit *c);
 
 /*
  * Prerequisites: for each tagged candidate with select[i] set (NULL:

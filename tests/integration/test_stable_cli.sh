@@ -137,7 +137,7 @@ assert (j["commits"], j["in_branch"], j["dropped"], j["candidates_total"],
 assert j["branch"] == "linux-6.6.y" and j["version"] == "6.6", j
 c = {x["commit"]: x for x in j["candidates"]}
 assert set(c) == {m3, m5, m6, m7, m8}, c.keys()
-keys = [(x["tier"], x["signals"]["hint"], x["p_fix"])
+keys = [(x["tier"], x["signals"]["hint"], x["signals"]["build"], x["p_fix"])
         for x in j["candidates"]]
 assert keys == sorted(keys, reverse=True), keys
 assert all(0 <= x["p_fix"] <= 1 for x in j["candidates"])
@@ -171,8 +171,8 @@ assert c[m6]["signals"]["cites"] is None
 for k in c:
     sig = c[k]["signals"]
     assert (sig["build_ci"], sig["build_component"], sig["build_words"],
-            sig["build_files"], sig["prerequisite_of"]) == \
-        (False,) * 4 + (None,), (k, sig)
+            sig["build_files"], sig["build"], sig["prerequisite_of"]) == \
+        (False,) * 5 + (None,), (k, sig)
 EOF
 
 # --mbox: one mail per candidate, in rank order, AUTOSEL format
@@ -216,7 +216,8 @@ import json, sys
 every = json.load(open(sys.argv[1]))["candidates"]
 shown = json.load(open(sys.argv[2]))["candidates"]
 want = [x["commit"] for x in every
-        if x["tier"] or x["signals"]["hint"] or x["p_fix"] >= 0.5]
+        if x["tier"] or x["signals"]["hint"] or x["signals"]["build"] or
+        x["p_fix"] >= 0.5]
 assert [x["commit"] for x in shown] == want, (shown, want)
 assert sum(1 for x in shown if x["tier"]) == 3
 EOF

@@ -633,9 +633,9 @@ static void change(char out[41], const char *cmd, const char *msg)
 	rev(out, "HEAD");
 }
 
-/* A commit's build facts in one call. */
+/* A commit's build facts and stable_build() in one call. */
 static void want_build(struct stable_set *s, const char *id, int ci,
-		       int comp, int words, int files)
+		       int comp, int words, int files, int ranks)
 {
 	const struct stable_commit *c = find(s, id);
 
@@ -643,6 +643,7 @@ static void want_build(struct stable_set *s, const char *id, int ci,
 	assert_int_equal(c->build_comp, comp);
 	assert_int_equal(c->build_words, words);
 	assert_int_equal(c->build_files, files);
+	assert_int_equal(stable_build(c), ranks);
 }
 
 /*
@@ -707,15 +708,15 @@ static void test_build_prereqs(void **state)
 	assert_int_equal(stable_analyse(&s, repo, &o), 0);
 	assert_int_equal(s->n, 13);
 
-	/*            commit  ci comp words files */
-	want_build(s, ci,     1, 1,   0,    1); /* MAINTAINERS aside */
-	want_build(s, bf,     0, 1,   1,    1);
-	want_build(s, cm,     0, 0,   1,    0);
-	want_build(s, deb,    1, 1,   0,    1);
-	want_build(s, sus,    1, 1,   0,    1); /* tagged: facts all the same */
-	want_build(s, mnt,    0, 0,   0,    0);
-	want_build(s, cpp,    0, 0,   1,    0);
-	want_build(s, p1,     0, 0,   0,    0);
+	/*            commit  ci comp words files ranks */
+	want_build(s, ci,     1, 1,   0,    1,    1); /* MAINTAINERS aside */
+	want_build(s, bf,     0, 1,   1,    1,    1);
+	want_build(s, cm,     0, 0,   1,    0,    1);
+	want_build(s, deb,    1, 1,   0,    1,    1);
+	want_build(s, sus,    1, 1,   0,    1,    0); /* tagged: no rank */
+	want_build(s, mnt,    0, 0,   0,    0,    0);
+	want_build(s, cpp,    0, 0,   1,    0,    1);
+	want_build(s, p1,     0, 0,   0,    0,    0);
 
 	/* before stable_prereqs() nothing is marked */
 	assert_false(find(s, p1)->prereq);
