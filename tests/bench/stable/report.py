@@ -40,21 +40,22 @@ UNTAGGED = [("model", "p50"), ("tags+model", "p50"), ("tiered", "at-n"),
             ("tiered+hint+prereq", "at-n"),
             ("tiered+hint+ci+prereq", "at-n"),
             ("tiered+hint+ci+words", "at-n"), ("tiered+hint", "p50"),
-            ("tiered+hint+ci", "p50")]
+            ("tiered+hint+ci+words", "p50")]
 P50 = {"model": "model p>=0.5: found / list / P",
        "tags+model": "tags+model list (tags, then p>=0.5): found / list / "
        "P",
-       "tiered+hint": "the command's default list (tiered+hint, then "
-       "p>=0.5): found / list / P",
-       "tiered+hint+ci": "tiered+hint+ci, then p>=0.5: found / list / P"}
+       "tiered+hint": "tiered+hint, then p>=0.5: found / list / P",
+       "tiered+hint+ci+words": "the command's default list "
+       "(tiered+hint+ci+words, then p>=0.5): found / list / P"}
 PLOT = ["model", "keyword", "model+kw", "tags+model", "tiered",
-        "tiered+hint"]
+        "tiered+hint", "tiered+hint+ci+words"]
 COLOURS = {"model": "#1f77b4", "keyword": "#ff7f0e", "model+kw": "#8c564b",
            "tags+model": "#2ca02c", "tiered": "#9467bd",
            "tags+model+kw": "#17becf", "tiered+deps": "#bcbd22",
            "tiered-demote": "#e377c2", "tiered+fixword": "#7f7f00",
            "tiered+series": "#aec7e8", "tiered+cites": "#98df8a",
            "tiered+all": "#ff9896", "tiered+hint": "#000000",
+           "tiered+hint+ci+words": "#e6550d",
            "cc": "#d62728", "tagged": "#7f7f7f"}
 
 
