@@ -47,8 +47,11 @@ struct act {
  * Set the check (context, state, description) on Patchwork patch
  * patch_id of project unless the last one this bot set there had the
  * same state and description.  The outbox row and the new "last" are
- * written in one transaction, then the check is posted.  A failed post
- * stays intended for act_flush(); that is not an error here.
+ * written in one transaction, then the check is posted: without reading
+ * the patch's checks first when the outbox holds every earlier revision
+ * as sent, and not at all when one of them had this state and
+ * description.  A failed post stays intended for act_flush(); that is
+ * not an error here.
  */
 int act_check(struct act *a, const struct policy_subsys *s,
 	      const char *project, int64_t patch_id, const char *context,

@@ -5,7 +5,9 @@
  * URL), the Link-header walk that every list goes through (only to the
  * same server, so the token never leaves it), the event position in the
  * state database (tables pw_positions and pw_events_seen), and the check
- * dedupe rule that reads the server's checks before every post.
+ * dedupe rule that reads the server's checks before a post (before every
+ * retry too; the first post of a check the caller knows is new goes
+ * unread).
  */
 #include "patchwork.h"
 
