@@ -1011,6 +1011,29 @@ int pw_series_ids(int64_t **ids, size_t *n, int64_t *cover_id,
 	return 0;
 }
 
+/* A new *s with /series/ID/ and the ids it lists (see pw_series_ids). */
+static int series_doc(struct pw *pw, int64_t id, struct pw_series **s,
+		      int64_t **ids, size_t *n, int64_t *cover)
+{
+	struct buf b = BUF_INIT;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	*cover = 0;
+	*s = pt_calloc(1, sizeof(**s));
+	if (!*s)
+		return PT_ENOMEM;
+	(*s)->id = id;
+	rc = buf_addf(&b, "series/%lld/", (long long)id);
+	if (!rc)
+		rc = pw_get_json(pw, b.ptr, &(*s)->json);
+	if (!rc)
+		rc = pw_series_ids(ids, n, cover, (*s)->json);
+	buf_free(&b);
+	return rc;
+}
+
 int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out)
 {
 	struct pw_series *s;
@@ -1020,16 +1043,7 @@ int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out)
 	int rc;
 
 	*out = NULL;
-	s = pt_calloc(1, sizeof(*s));
-	if (!s)
-		return PT_ENOMEM;
-	s->id = id;
-	rc = buf_addf(&b, "series/%lld/", (long long)id);
-	if (!rc)
-		rc = pw_get_json(pw, b.ptr, &s->json);
-	if (rc)
-		goto out;
-	rc = pw_series_ids(&ids, &n, &cover, s->json);
+	rc = series_doc(pw, id, &s, &ids, &n, &cover);
 	if (rc)
 		goto out;
 	if (cover) {
@@ -1187,21 +1201,12 @@ static int series_mails(struct pw *pw, struct pw_series *s)
 int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
 {
 	struct pw_series *s;
-	struct buf b = BUF_INIT;
 	int64_t *ids = NULL, cover;
 	size_t i, n = 0;
 	int rc;
 
 	*out = NULL;
-	s = pt_calloc(1, sizeof(*s));
-	if (!s)
-		return PT_ENOMEM;
-	s->id = id;
-	rc = buf_addf(&b, "series/%lld/", (long long)id);
-	if (!rc)
-		rc = pw_get_json(pw, b.ptr, &s->json);
-	if (!rc)
-		rc = pw_series_ids(&ids, &n, &cover, s->json);
+	rc = series_doc(pw, id, &s, &ids, &n, &cover);
 	if (!rc && cover)
 		s->cover = json_incref(json_object_get(s->json,
 						       "cover_letter"));
@@ -1219,7 +1224,6 @@ int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
 	rc = series_mails(pw, s);
 out:
 	free(ids);
-	buf_free(&b);
 	if (rc) {
 		pw_series_free(s);
 		return pt_error_wrap(rc, "series %lld", (long long)id);
