@@ -146,7 +146,8 @@ static int payload_same(const struct act *a, const char *payload,
  * context: revisions 1..rev all in the outbox and sent.  Then the server
  * can hold a check of ours with this text only as one of those, and the
  * post needs no read of the patch's checks first.  *same gets the remote
- * id of a sent revision with this state and description (fresh), if any.
+ * id of the newest sent revision when it has this state and description
+ * (fresh): an older one with the text is not what Patchwork shows.
  * Revision 0 (nothing set here yet) is never known: the state may be new
  * while the server is not.
  */
@@ -177,7 +178,7 @@ static int history_known(struct act *a, const char *project,
 			outbox_row_clear(&row);
 			break;
 		}
-		if (!*same && payload_same(a, row.payload, state, desc)) {
+		if (i == rev && payload_same(a, row.payload, state, desc)) {
 			*same = pt_strdup(row.remote_ref);
 			if (!*same)
 				rc = PT_ENOMEM;

@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1341,26 +1342,31 @@ static int same_text(const char *a, const char *b)
 	return !strcmp(a ? a : "", b ? b : "");
 }
 
-/* An existing check with the same (context, state, description). */
+/*
+ * Whether the newest check in this context (the one Patchwork shows)
+ * has this state and description.  An older one with the same text does
+ * not count: after A, B, posting A again must reach the server.
+ */
 static int find_same(struct pw *pw, int64_t patch_id, const char *state,
 		     const char *context, const char *desc, int64_t *id,
 		     int *found)
 {
 	struct pw_check *c;
-	size_t n, i;
+	size_t n, i, newest = SIZE_MAX;
 	int rc;
 
 	*found = 0;
 	rc = pw_checks_list(pw, patch_id, &c, &n);
 	if (rc)
 		return rc;
-	for (i = 0; i < n; i++) {
-		if (strcmp(c[i].context, context) ||
-		    strcmp(c[i].state, state) ||
-		    !same_text(c[i].description, desc))
-			continue;
+	for (i = 0; i < n; i++)
+		if (!strcmp(c[i].context, context) &&
+		    (newest == SIZE_MAX || c[i].id > c[newest].id))
+			newest = i;
+	if (newest != SIZE_MAX && !strcmp(c[newest].state, state) &&
+	    same_text(c[newest].description, desc)) {
 		*found = 1;
-		*id = c[i].id;
+		*id = c[newest].id;
 	}
 	pw_checks_free(c, n);
 	return 0;

@@ -490,6 +490,15 @@ static void test_checks(void **state)
 				       "p(bug)=0.05", NULL, &posted, NULL), 0);
 	assert_int_equal(posted, 1);
 	assert_int_equal(count_checks(pw, 4, "patchtriage-risk"), 2);
+	/* back to the first text: the newest check differs, so it is
+	   posted again (Patchwork shows the newest of a context) */
+	assert_int_equal(pw_check_post(pw, 4, "warning", "patchtriage-risk",
+				       "p(bug)=0.41: late in the cycle",
+				       "https://example.org/r/4", &posted, &id2),
+			 0);
+	assert_int_equal(posted, 1);
+	assert_true(id2 > id);
+	assert_int_equal(count_checks(pw, 4, "patchtriage-risk"), 3);
 
 	/*
 	 * Crash simulation: the server stores the check but the answer is
@@ -503,7 +512,7 @@ static void test_checks(void **state)
 				       &posted, &id), 0);
 	assert_int_equal(posted, 0);
 	assert_int_equal(count_checks(pw, 4, "patchtriage-stable"), 1);
-	assert_int_equal(pwsim_count(&sim, "POST", "/patches/4/checks/"), 3);
+	assert_int_equal(pwsim_count(&sim, "POST", "/patches/4/checks/"), 4);
 
 	/* a 500 on the post: retried after re-reading, one check */
 	assert_int_equal(pwsim_control(&sim, "{\"fail_next\": 1, "
