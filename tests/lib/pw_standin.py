@@ -24,7 +24,8 @@ Faults can be set at run time too: POST /__control__ with a JSON object
 {"delay_ms": N, "fail_next": N, "fail_status": 500, "rate_limit_next": N,
  "retry_after": S, "truncate_next": N, "html_next": N, "reset_next": N,
  "drop_response_next": N (carry the request out, then reset instead of
- answering), "match": "substring of the path the faults apply to",
+ answering), "mbox_short_next": N (the next N series mboxes leave out
+ their first patch, as a mail Patchwork cannot render), "match": "substring of the path the faults apply to",
  "method": "POST" (only that method), "clear": true,
  "import": "<raw mail>", "freeze_clock": "2026-12-03T07:00:00" | null}.
 GET /__control__ returns the counters.  --record appends one JSON line per
@@ -843,8 +844,8 @@ store = None
 faults = {'delay_ms': 0, 'fail_next': 0, 'fail_status': 500,
           'rate_limit_next': 0, 'retry_after': 1, 'truncate_next': 0,
           'html_next': 0, 'html_status': 502, 'reset_next': 0,
-          'drop_response_next': 0, 'match': '', 'method': '',
-          'served': 0, 'faulted': 0}
+          'drop_response_next': 0, 'mbox_short_next': 0, 'match': '',
+          'method': '', 'served': 0, 'faulted': 0}
 faults_lock = threading.Lock()
 record_file = None
 record_lock = threading.Lock()
@@ -1083,7 +1084,7 @@ class Handler(BaseHTTPRequestHandler):
                 if req.get('clear'):
                     for k in ('delay_ms', 'fail_next', 'rate_limit_next',
                               'truncate_next', 'html_next', 'reset_next',
-                              'drop_response_next'):
+                              'drop_response_next', 'mbox_short_next'):
                         faults[k] = 0
                     faults['match'] = faults['method'] = ''
                 for k in faults:
@@ -1165,7 +1166,12 @@ class Handler(BaseHTTPRequestHandler):
             s = by_id(store.series, m.group(1))
             if not s:
                 return self.send(404, b'<h1>Not Found</h1>', 'text/html')
-            data = b'\n'.join(patch_mbox(p) for p in s['patches'])
+            skip = 0
+            with faults_lock:
+                if faults['mbox_short_next'] > 0:
+                    faults['mbox_short_next'] -= 1
+                    skip = 1
+            data = b'\n'.join(patch_mbox(p) for p in s['patches'][skip:])
             return self.send(200, data, 'text/plain',
                              {'Content-Disposition': 'attachment; filename=' +
                               filename_of(s['name'])})

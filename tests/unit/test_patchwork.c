@@ -381,6 +381,24 @@ static void test_series_mails(void **state)
 					      TRAILER_REVIEWED), 1);
 	pw_series_free(s);
 
+	/* a patch the series mbox lacks is read from its own mbox */
+	assert_int_equal(pw_series_fetch(pw, 1, &full), 0);
+	assert_true(full->npatches >= 2);
+	assert_int_equal(pwsim_control(&sim, "{\"mbox_short_next\": 1}"), 0);
+	mbox = pwsim_count(&sim, "GET", "/mbox/");
+	all = pwsim_count(&sim, "GET", NULL);
+	assert_int_equal(pw_series_fetch_mails(pw, 1, &s), 0);
+	assert_int_equal(pwsim_count(&sim, "GET", NULL) - all, 3);
+	assert_int_equal(pwsim_count(&sim, "GET", "/mbox/") - mbox, 2);
+	assert_int_equal(s->npatches, full->npatches);
+	for (i = 0; i < s->npatches; i++) {
+		assert_int_equal(s->patches[i].id, full->patches[i].id);
+		assert_non_null(s->patches[i].mbox);
+		same_patch(s->patches[i].parsed, full->patches[i].parsed);
+	}
+	pw_series_free(s);
+	pw_series_free(full);
+
 	assert_int_equal(pw_series_fetch_mails(pw, 99, &s), PT_ENOTFOUND);
 	assert_null(s);
 	pw_free(pw);
