@@ -1,10 +1,16 @@
 /*
  * pwsim.c - the Patchwork stand-in as a child process for unit tests
- * (see pwsim.h).  The port is chosen by the stand-in (bind port 0) and
+ * (see pwsim.h), with the main() of a test group around it and a client
+ * of its project.  The port is chosen by the stand-in (bind port 0) and
  * read back from a file, so tests run in parallel.
  */
 #include "pwsim.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
@@ -17,6 +23,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "patchwork.h"
 #include "pt.h"
 
 static char source_dir[1024];
@@ -218,4 +225,37 @@ int pwsim_count(struct pwsim *s, const char *method, const char *needle)
 	}
 	free(log);
 	return n;
+}
+
+int pwsim_run_tests(struct pwsim *s, const char *datadir, const char *name,
+		    const struct CMUnitTest *tests, size_t n)
+{
+	int rc = pwsim_start(s, datadir);
+
+	if (rc == 77)
+		return 77;
+	if (rc)
+		return 1;
+	rc = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	pwsim_stop(s);
+	return rc;
+}
+
+struct pw *pwsim_client(const struct pwsim *s, const char *token,
+			unsigned per_page, size_t desc_max)
+{
+	struct pw_opts o;
+	struct pw *pw = NULL;
+
+	memset(&o, 0, sizeof(o));
+	o.url = s->url;
+	o.token = token;
+	o.project = "test";
+	o.per_page = per_page;
+	o.description_max = desc_max;
+	o.http.backoff_ms = 20;
+	o.http.max_backoff_ms = 100;
+	o.http.max_attempts = 4;
+	o.http.timeout_ms = 3000;
+	return pw_new(&pw, &o) ? NULL : pw;
 }

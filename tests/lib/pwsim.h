@@ -2,10 +2,12 @@
  * pwsim.h - start and drive tests/lib/pw_standin.py (the Patchwork
  * stand-in) from C unit tests: a child process on a free loopback port,
  * a private temporary directory with its request log, the control
- * endpoint for faults and new mail.
+ * endpoint for faults and new mail; a test group's main() and a client.
  */
 #ifndef PT_PWSIM_H
 #define PT_PWSIM_H
+
+#include <stddef.h>
 
 struct pwsim {
 	int pid;
@@ -38,5 +40,27 @@ const char *pwsim_data_dir(void);
  * 0).
  */
 int pwsim_wait_port(int *pid, const char *portfile);
+
+struct pw;
+/*
+ * A Patchwork client of the stand-in's project 'test' with TOKEN (NULL:
+ * anonymous), PER_PAGE (0: the server's) and descriptions capped at
+ * DESC_MAX bytes; quick retries, a 3 s timeout.  NULL on failure.
+ */
+struct pw *pwsim_client(const struct pwsim *s, const char *token,
+			unsigned per_page, size_t desc_max);
+
+struct CMUnitTest;
+/*
+ * A test program's main(): start the stand-in on DATADIR (NULL: the
+ * default data), run the cmocka group, stop it.  Returns the group's
+ * result, 77 (skip) when the stand-in cannot be found, 1 when it does
+ * not start.  PWSIM_MAIN(s, tests) passes the array and its length.
+ */
+int pwsim_run_tests(struct pwsim *s, const char *datadir, const char *name,
+		    const struct CMUnitTest *tests, size_t n);
+#define PWSIM_MAIN(s, tests) \
+	pwsim_run_tests(s, NULL, #tests, tests, \
+			sizeof(tests) / sizeof((tests)[0]))
 
 #endif

@@ -27,19 +27,9 @@ static struct pwsim sim;
 
 static struct pw *client(void)
 {
-	struct pw_opts o;
-	struct pw *pw = NULL;
+	struct pw *pw = pwsim_client(&sim, TOKEN, 0, 200);
 
-	memset(&o, 0, sizeof(o));
-	o.url = sim.url;
-	o.token = TOKEN;
-	o.project = "test";
-	o.description_max = 200;
-	o.http.backoff_ms = 20;
-	o.http.max_backoff_ms = 100;
-	o.http.max_attempts = 4;
-	o.http.timeout_ms = 3000;
-	assert_int_equal(pw_new(&pw, &o), 0);
+	assert_non_null(pw);
 	return pw;
 }
 
@@ -134,13 +124,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_texts),
 	};
-	int rc = pwsim_start(&sim, NULL);
 
-	if (rc == 77)
-		return 77;
-	if (rc)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	pwsim_stop(&sim);
-	return rc;
+	return PWSIM_MAIN(&sim, tests);
 }

@@ -256,13 +256,5 @@ int main(void)
 		cmocka_unit_test(test_helpers),
 	};
 
-	int rc = pwsim_start(&sim, NULL);
-
-	if (rc == 77)
-		return 77;
-	if (rc)
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	pwsim_stop(&sim);
-	return rc;
+	return PWSIM_MAIN(&sim, tests);
 }
