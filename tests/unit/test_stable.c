@@ -510,6 +510,16 @@ static void commit_at(const char *email, long t, const char *msg)
 	unsetenv("GIT_COMMITTER_DATE");
 }
 
+/* Set a line of file, commit it as email at time t, name it in out. */
+static void line_change(char out[41], const char *file, int line,
+			const char *text, const char *email, long t,
+			const char *msg)
+{
+	set_line(file, line, text);
+	commit_at(email, t, msg);
+	rev(out, "HEAD");
+}
+
 /*
  * The untagged-backport signals: a series (same author and committer,
  * committed within STABLE_SERIES_GAP of each other) around a tagged fix,
@@ -535,39 +545,28 @@ static void test_signals(void **state)
 	commit_at("ann@example.org", 0, "base: initial import\n");
 	rev(base, "HEAD");
 	sh("git tag v1 && git branch stable v1");
-	set_line("a.c", 2, "prepared");
-	commit_at("ann@example.org", 1000, "a: prepare the helper\n");
-	rev(s1, "HEAD");
-	set_line("d.c", 2, "knob");
-	commit_at("bob@example.org", 1030, "d: add a knob\n");
-	rev(d1, "HEAD");
-	set_line("a.c", 4, "fixed");
+	line_change(s1, "a.c", 2, "prepared", "ann@example.org", 1000,
+		    "a: prepare the helper\n");
+	line_change(d1, "d.c", 2, "knob", "bob@example.org", 1030,
+		    "d: add a knob\n");
 	snprintf(msg, sizeof(msg), "a: repair the helper\n\nFixes: %.12s "
 		 "(\"base: initial import\")\nCc: stable@dpdk.org\n", base);
-	commit_at("ann@example.org", 1060, msg);
-	rev(s2, "HEAD");
-	set_line("a.c", 6, "documented");
-	commit_at("ann@example.org", 1300, "a: document the helper\n");
-	rev(s3, "HEAD");
-	set_line("b.c", 2, "parsed");
-	commit_at("ann@example.org", 5000, "b: fix the parser\n");
-	rev(o1, "HEAD");
-	set_line("b.c", 4, "styled");
-	commit_at("ann@example.org", 9000, "b: fixup the style\n");
-	rev(o2, "HEAD");
-	set_line("b.c", 6, "typo");
-	commit_at("ann@example.org", 13000, "Fixed typo in the man page\n");
-	rev(o3, "HEAD");
-	set_line("c.c", 2, "handled");
+	line_change(s2, "a.c", 4, "fixed", "ann@example.org", 1060, msg);
+	line_change(s3, "a.c", 6, "documented", "ann@example.org", 1300,
+		    "a: document the helper\n");
+	line_change(o1, "b.c", 2, "parsed", "ann@example.org", 5000,
+		    "b: fix the parser\n");
+	line_change(o2, "b.c", 4, "styled", "ann@example.org", 9000,
+		    "b: fixup the style\n");
+	line_change(o3, "b.c", 6, "typo", "ann@example.org", 13000,
+		    "Fixed typo in the man page\n");
 	snprintf(msg, sizeof(msg), "c: handle the empty case\n\nThe "
 		 "crash came with commit %.12s (\"base: initial import\").\n",
 		 base);
-	commit_at("ann@example.org", 17000, msg);
-	rev(c1, "HEAD");
-	set_line("c.c", 4, "tidied");
-	commit_at("ann@example.org", 21000, "c: tidy\n\nAs deadbeef12 did, "
-		  "see v1.2-abc1234 and /p/0123abcd.\n");
-	rev(c2, "HEAD");
+	line_change(c1, "c.c", 2, "handled", "ann@example.org", 17000, msg);
+	line_change(c2, "c.c", 4, "tidied", "ann@example.org", 21000,
+		    "c: tidy\n\nAs deadbeef12 did, "
+		    "see v1.2-abc1234 and /p/0123abcd.\n");
 
 	assert_int_equal(git_repository_open(&repo, dir), 0);
 	assert_int_equal(stable_analyse(&s, repo, &o), 0);
