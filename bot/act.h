@@ -49,8 +49,8 @@ struct act {
  * same state and description.  The outbox row and the new "last" are
  * written in one transaction, then the check is posted: without reading
  * the patch's checks first when the outbox holds every earlier revision
- * as sent, and not at all when one of them had this state and
- * description.  A failed post stays intended for act_flush(); that is
+ * as sent, and not at all when the newest of them had this state and
+ * description (capped as Patchwork stores it).  A failed post stays intended for act_flush(); that is
  * not an error here.
  */
 int act_check(struct act *a, const struct policy_subsys *s,

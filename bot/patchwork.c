@@ -907,6 +907,22 @@ static int parse_mbox(struct pw_patch *p)
 	return 0;
 }
 
+/* GET an mbox into p->mbox and parse its first message. */
+static int get_mbox(struct pw *pw, const char *url, struct pw_patch *p)
+{
+	struct buf m = BUF_INIT;
+	int rc;
+
+	buf_init(&m, PT_MAX_MAIL_SIZE);
+	rc = pw_get_text(pw, url, &m);
+	if (!rc) {
+		p->mbox = buf_detach(&m, &p->mbox_len);
+		rc = p->mbox ? parse_mbox(p) : PT_ENOMEM;
+	}
+	buf_free(&m);
+	return rc;
+}
+
 int pw_patch_fetch(struct pw *pw, int64_t id, struct pw_patch *out)
 {
 	struct buf b = BUF_INIT;
@@ -931,17 +947,8 @@ int pw_patch_fetch(struct pw *pw, int64_t id, struct pw_patch *out)
 	/* /patch/ID/mbox/ redirects to the project's msgid URL */
 	buf_reset(&b);
 	rc = buf_addf(&b, "%s/patch/%lld/mbox/", pw->base, (long long)id);
-	if (!rc) {
-		struct buf m = BUF_INIT;
-
-		buf_init(&m, PT_MAX_MAIL_SIZE);
-		rc = pw_get_text(pw, b.ptr, &m);
-		if (!rc)
-			out->mbox = buf_detach(&m, &out->mbox_len);
-		buf_free(&m);
-	}
 	if (!rc)
-		rc = parse_mbox(out);
+		rc = get_mbox(pw, b.ptr, out);
 out:
 	buf_free(&b);
 	if (rc)
@@ -1085,16 +1092,6 @@ out:
 
 /* ---- a series' mails only ----------------------------------------- */
 
-/* p->mbox (a fresh copy of an mbox) and its first message parsed. */
-static int take_mbox(struct pw_patch *p, const char *mbox, size_t len)
-{
-	p->mbox = pt_strndup(mbox, len);
-	if (!p->mbox)
-		return PT_ENOMEM;
-	p->mbox_len = len;
-	return parse_mbox(p);
-}
-
 /* "<id>" of a series patch against a parsed Message-ID without angles. */
 static int same_msgid(const char *listed, const char *parsed)
 {
@@ -1150,7 +1147,6 @@ static int map_mail(const char *msg, size_t len, size_t index, void *ctx)
 static int fetch_missing(struct pw *pw, struct pw_series *s,
 			 const json_t *list)
 {
-	struct buf m = BUF_INIT;
 	size_t i;
 	int rc = 0;
 
@@ -1164,11 +1160,7 @@ static int fetch_missing(struct pw *pw, struct pw_series *s,
 			return pt_error_set(PT_EINVAL, "patchwork series patch "
 					    "%lld has no mbox",
 					    (long long)p->id);
-		buf_init(&m, PT_MAX_MAIL_SIZE);
-		rc = pw_get_text(pw, url, &m);
-		if (!rc)
-			rc = take_mbox(p, m.ptr ? m.ptr : "", m.len);
-		buf_free(&m);
+		rc = get_mbox(pw, url, p);
 	}
 	return rc;
 }
