@@ -271,30 +271,6 @@ static int find_revert(char hex[41], const char *msg)
 static int resolve_commit(git_oid *out, git_repository *repo,
 			  const char *hex);
 
-/* The summary has fix, fixes, fixed or fixing as a word. */
-static int says_fix(const char *sum)
-{
-	static const char *const words[] = { "fix", "fixes", "fixed",
-					     "fixing" };
-	const char *s, *w;
-	size_t n, k;
-
-	for (s = sum; *s; s = w) {
-		while (*s && !isalnum((unsigned char)*s))
-			s++;
-		for (w = s; isalnum((unsigned char)*w); w++)
-			;
-		n = (size_t)(w - s);
-		for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
-			if (n == strlen(words[k]) &&
-			    !strncasecmp(s, words[k], n))
-				return 1;
-	}
-	return 0;
-}
-
-/* ---- keeps the build working ----------------------------------------- */
-
 static int in_list(const char *s, size_t n, const char *const *list)
 {
 	for (; *list; list++)
@@ -302,6 +278,41 @@ static int in_list(const char *s, size_t n, const char *const *list)
 			return 1;
 	return 0;
 }
+
+/*
+ * The next word at or after *at (letters and digits, and '+' when plus):
+ * its start, *n its length, *at moved past it; NULL when there is none.
+ */
+static const char *next_word(const char **at, size_t *n, int plus)
+{
+	const char *s = *at, *w;
+
+	while (*s && !isalnum((unsigned char)*s))
+		s++;
+	if (!*s)
+		return NULL;
+	for (w = s; isalnum((unsigned char)*w) || (plus && *w == '+'); w++)
+		;
+	*n = (size_t)(w - s);
+	*at = w;
+	return s;
+}
+
+/* The summary has fix, fixes, fixed or fixing as a word. */
+static int says_fix(const char *sum)
+{
+	static const char *const words[] = { "fix", "fixes", "fixed",
+					     "fixing", NULL };
+	const char *w;
+	size_t n;
+
+	while ((w = next_word(&sum, &n, 0)))
+		if (in_list(w, n, words))
+			return 1;
+	return 0;
+}
+
+/* ---- keeps the build working ----------------------------------------- */
 
 /*
  * The subject's component ("ci" of "ci: ...", "config" of "config/arm:
@@ -338,16 +349,12 @@ static int build_wording(const char *sum)
 		"toolchain", NULL };
 	static const char *const prefix[] = { "compil", "compatib", "gcc",
 		"clang", NULL };
-	const char *s, *w, *colon = strstr(sum, ": ");
+	const char *s, *at, *colon = strstr(sum, ": ");
 	const char *const *p;
 	size_t n;
 
-	for (s = colon ? colon + 2 : sum; *s; s = w) {
-		while (*s && !isalnum((unsigned char)*s))
-			s++;
-		for (w = s; isalnum((unsigned char)*w) || *w == '+'; w++)
-			;
-		n = (size_t)(w - s);
+	at = colon ? colon + 2 : sum;
+	while ((s = next_word(&at, &n, 1))) {
 		if (n >= 3 && !strncasecmp(s, "c++", 3))
 			return 1;
 		if (in_list(s, n, words))
