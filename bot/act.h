@@ -50,8 +50,8 @@ struct act {
  * written in one transaction, then the check is posted: without reading
  * the patch's checks first when the outbox holds every earlier revision
  * as sent, and not at all when the newest of them had this state and
- * description (capped as Patchwork stores it).  A failed post stays intended for act_flush(); that is
- * not an error here.
+ * description (capped as Patchwork stores it).  A failed post stays
+ * intended for act_flush(); that is not an error here.
  */
 int act_check(struct act *a, const struct policy_subsys *s,
 	      const char *project, int64_t patch_id, const char *context,

@@ -12,10 +12,11 @@
  * commit the branch has (stable_hint) comes right after the tagged
  * ones, then one that keeps the build working (stable_build: a CI or
  * packaging component, toolchain words).  Every tagged, hinted or build
- * candidate is listed; another untagged one when p(fix) >= --threshold.  The untagged-backport
- * signals (fix wording, a tagged series sibling, a named commit the
- * branch has, the build facts, a shown tagged candidate that needs it to
- * apply) are shown per candidate as facts with their reasons.
+ * candidate is listed; another untagged one when p(fix) >= --threshold.
+ * The untagged-backport signals (fix wording, a tagged series sibling, a
+ * named commit the branch has, the build facts, a shown tagged candidate
+ * that needs it to apply) are shown per candidate as facts with their
+ * reasons.
  * Output: an aligned table, --json, or --mbox in the stable review
  * format.  The candidates are read and scored on --jobs threads, each
  * with its own repository handle and feature statements, the results
