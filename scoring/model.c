@@ -386,19 +386,22 @@ static void pool_free(struct lr_pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
+static int pool_dense(struct lr_pool *p, const struct pt_model *m,
+		      const struct offset *o, const struct model_data *d,
+		      const size_t *idx, size_t n);
+
 static int pool_build(struct lr_pool *p, const struct pt_model *m,
 		      const struct model_data *d, const size_t *idx, size_t n)
 {
+	const struct offset all = { .kind = MODEL_OFFSET_TABULAR, .sd = 1 };
 	size_t i, j, total = 0, at = 0;
 
+	if (m->kind == MODEL_KIND_TABLR)
+		return pool_dense(p, m, &all, d, idx, n);
 	memset(p, 0, sizeof(*p));
-	p->dim = m->kind == MODEL_KIND_TABLR ? (int)m->nused
-					     : 1 << m->hash_bits;
+	p->dim = 1 << m->hash_bits;
 	for (i = 0; i < n; i++)
-		total += (m->kind == MODEL_KIND_TABLR
-				  ? m->nused
-				  : d->sp_start[idx[i] + 1] -
-					    d->sp_start[idx[i]]) + 2;
+		total += d->sp_start[idx[i] + 1] - d->sp_start[idx[i]] + 2;
 	p->nodes = pt_calloc(total ? total : 1, sizeof(*p->nodes));
 	p->rows = pt_calloc(n ? n : 1, sizeof(*p->rows));
 	p->yv = pt_calloc(n ? n : 1, sizeof(*p->yv));
@@ -411,21 +414,9 @@ static int pool_build(struct lr_pool *p, const struct pt_model *m,
 
 		p->rows[i] = p->nodes + at;
 		p->yv[i] = d->y[r] ? 1 : -1;
-		if (m->kind == MODEL_KIND_TABLR) {
-			const float *tab = d->tab + r * d->ntab;
-			int k = 1;
-
-			for (j = 0; j < d->ntab; j++) {
-				if (!m->tab_use[j])
-					continue;
-				p->nodes[at].index = k++;
-				p->nodes[at++].value = tab_z(m, tab, j);
-			}
-		} else {
-			for (j = d->sp_start[r]; j < d->sp_start[r + 1]; j++) {
-				p->nodes[at].index = (int)d->sp[j].index + 1;
-				p->nodes[at++].value = d->sp[j].value;
-			}
+		for (j = d->sp_start[r]; j < d->sp_start[r + 1]; j++) {
+			p->nodes[at].index = (int)d->sp[j].index + 1;
+			p->nodes[at++].value = d->sp[j].value;
 		}
 		p->nodes[at].index = p->dim + 1;
 		p->nodes[at++].value = 1.0;
@@ -552,6 +543,43 @@ static size_t offset_inputs(double *z, const struct pt_model *m,
 	return k;
 }
 
+/*
+ * Dense liblinear rows of idx[0..n): the inputs of o (offset_inputs: the
+ * size column, or every used column as tablr has them), then the bias.
+ */
+static int pool_dense(struct lr_pool *p, const struct pt_model *m,
+		      const struct offset *o, const struct model_data *d,
+		      const size_t *idx, size_t n)
+{
+	double z[MODEL_MAX_TAB];
+	size_t i, k, nf = o->kind == MODEL_OFFSET_SIZE ? 1 : m->nused, at = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->dim = (int)nf;
+	p->nodes = pt_calloc(n * (nf + 2) + 1, sizeof(*p->nodes));
+	p->rows = pt_calloc(n ? n : 1, sizeof(*p->rows));
+	p->yv = pt_calloc(n ? n : 1, sizeof(*p->yv));
+	if (!p->nodes || !p->rows || !p->yv) {
+		pool_free(p);
+		return PT_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		size_t r = idx[i];
+
+		offset_inputs(z, m, o, d->tab + r * d->ntab);
+		p->rows[i] = p->nodes + at;
+		p->yv[i] = d->y[r] ? 1 : -1;
+		for (k = 0; k < nf; k++) {
+			p->nodes[at].index = (int)k + 1;
+			p->nodes[at++].value = z[k];
+		}
+		p->nodes[at].index = (int)nf + 1;
+		p->nodes[at++].value = 1.0;
+		p->nodes[at++].index = -1;
+	}
+	return 0;
+}
+
 static double offset_value(const struct pt_model *m, const struct offset *o,
 			   const float *tab)
 {
@@ -609,8 +637,8 @@ static int offset_fit(struct offset *o, const struct pt_model *m,
 {
 	struct lr_pool pool;
 	struct model *lr = NULL;
-	size_t nf, i, k, at = 0, *pos = NULL;
-	double z[MODEL_MAX_TAB], s = 0, ss = 0, sign = 1, var;
+	size_t nf, i, k, *pos = NULL;
+	double s = 0, ss = 0, sign = 1, var;
 	int rc = PT_ENOMEM;
 
 	memset(o, 0, sizeof(*o));
@@ -633,29 +661,13 @@ static int offset_fit(struct offset *o, const struct pt_model *m,
 		var = ss / (double)m->nfit - o->mean * o->mean;
 		o->sd = var > 1e-12 ? sqrt(var) : 1;
 	}
-	pool.dim = (int)nf;
-	pool.nodes = pt_calloc(m->nfit * (nf + 2) + 1, sizeof(*pool.nodes));
-	pool.rows = pt_calloc(m->nfit + 1, sizeof(*pool.rows));
-	pool.yv = pt_calloc(m->nfit + 1, sizeof(*pool.yv));
 	o->w = pt_calloc(nf + 1, sizeof(*o->w));
 	pos = range(0, m->nfit);
-	if (!pool.nodes || !pool.rows || !pool.yv || !o->w || !pos)
+	if (!o->w || !pos)
 		goto out;
-	for (i = 0; i < m->nfit; i++) {
-		size_t r = idx[i];
-
-		offset_inputs(z, m, o, d->tab + r * d->ntab);
-		pool.rows[i] = pool.nodes + at;
-		pool.yv[i] = d->y[r] ? 1 : -1;
-		for (k = 0; k < nf; k++) {
-			pool.nodes[at].index = (int)k + 1;
-			pool.nodes[at++].value = z[k];
-		}
-		pool.nodes[at].index = (int)nf + 1;
-		pool.nodes[at++].value = 1.0;
-		pool.nodes[at++].index = -1;
-	}
-	rc = lr_fit(&lr, &sign, &pool, pos, m->nfit, OFFSET_C);
+	rc = pool_dense(&pool, m, o, d, idx, m->nfit);
+	if (!rc)
+		rc = lr_fit(&lr, &sign, &pool, pos, m->nfit, OFFSET_C);
 	if (rc)
 		goto out;
 	for (k = 0; k <= nf; k++)
