@@ -390,18 +390,11 @@ static int pool_dense(struct lr_pool *p, const struct pt_model *m,
 		      const struct offset *o, const struct model_data *d,
 		      const size_t *idx, size_t n);
 
-static int pool_build(struct lr_pool *p, const struct pt_model *m,
-		      const struct model_data *d, const size_t *idx, size_t n)
+/* Room for n rows of dim columns in total nodes (bias and ends counted). */
+static int pool_alloc(struct lr_pool *p, int dim, size_t total, size_t n)
 {
-	const struct offset all = { .kind = MODEL_OFFSET_TABULAR, .sd = 1 };
-	size_t i, j, total = 0, at = 0;
-
-	if (m->kind == MODEL_KIND_TABLR)
-		return pool_dense(p, m, &all, d, idx, n);
 	memset(p, 0, sizeof(*p));
-	p->dim = 1 << m->hash_bits;
-	for (i = 0; i < n; i++)
-		total += d->sp_start[idx[i] + 1] - d->sp_start[idx[i]] + 2;
+	p->dim = dim;
 	p->nodes = pt_calloc(total ? total : 1, sizeof(*p->nodes));
 	p->rows = pt_calloc(n ? n : 1, sizeof(*p->rows));
 	p->yv = pt_calloc(n ? n : 1, sizeof(*p->yv));
@@ -409,6 +402,23 @@ static int pool_build(struct lr_pool *p, const struct pt_model *m,
 		pool_free(p);
 		return PT_ENOMEM;
 	}
+	return 0;
+}
+
+static int pool_build(struct lr_pool *p, const struct pt_model *m,
+		      const struct model_data *d, const size_t *idx, size_t n)
+{
+	const struct offset all = { .kind = MODEL_OFFSET_TABULAR, .sd = 1 };
+	size_t i, j, total = 0, at = 0;
+	int rc;
+
+	if (m->kind == MODEL_KIND_TABLR)
+		return pool_dense(p, m, &all, d, idx, n);
+	for (i = 0; i < n; i++)
+		total += d->sp_start[idx[i] + 1] - d->sp_start[idx[i]] + 2;
+	rc = pool_alloc(p, 1 << m->hash_bits, total, n);
+	if (rc)
+		return rc;
 	for (i = 0; i < n; i++) {
 		size_t r = idx[i];
 
@@ -553,16 +563,10 @@ static int pool_dense(struct lr_pool *p, const struct pt_model *m,
 {
 	double z[MODEL_MAX_TAB];
 	size_t i, k, nf = o->kind == MODEL_OFFSET_SIZE ? 1 : m->nused, at = 0;
+	int rc = pool_alloc(p, (int)nf, n * (nf + 2) + 1, n);
 
-	memset(p, 0, sizeof(*p));
-	p->dim = (int)nf;
-	p->nodes = pt_calloc(n * (nf + 2) + 1, sizeof(*p->nodes));
-	p->rows = pt_calloc(n ? n : 1, sizeof(*p->rows));
-	p->yv = pt_calloc(n ? n : 1, sizeof(*p->yv));
-	if (!p->nodes || !p->rows || !p->yv) {
-		pool_free(p);
-		return PT_ENOMEM;
-	}
+	if (rc)
+		return rc;
 	for (i = 0; i < n; i++) {
 		size_t r = idx[i];
 
