@@ -526,10 +526,9 @@ static int print_table(struct run *r)
 	}
 	buf_addf(&b, "%s onto %s: %zu commits, %zu already in the branch, "
 		 "%zu fix code the branch lacks, %zu candidates, %zu shown "
-		 "(tagged, or p(fix) >= %.2f); model %s\n\n", r->o.range,
-		 r->o.branch,
-		 s->n, in, dropped, r->n, r->shown, r->o.threshold,
-		 model_version(r->model));
+		 "(tagged, hinted, build, or p(fix) >= %.2f); model %s\n\n",
+		 r->o.range, r->o.branch, s->n, in, dropped, r->n, r->shown,
+		 r->o.threshold, model_version(r->model));
 	buf_addf(&b, "%4s  %6s  %-12s  %-4s  %-7s  %-9s  %-12s  %s\n", "rank",
 		 "p(fix)", "commit", "tags", "fixes", "applies", "depends-on",
 		 "subject");

@@ -2,7 +2,8 @@
 # test_stable_cli.sh - `patchtriage stable` end to end: a repository made
 # here (a main line and a linux-6.6.y branch with a cherry-pick -x, an
 # "[ Upstream commit X ]" backport, a fix for code the branch never had,
-# a candidate that conflicts and one that depends on another), ranked with
+# a candidate that conflicts, one that depends on another and an untagged
+# CI change that keeps the build working), ranked with
 # the fix model of tests/lib/trained.sh.  Checks the table, --json (the
 # exact candidates and their flags), --mbox in the AUTOSEL review format,
 # --top, mined history, and the errors for bad input.
@@ -92,6 +93,13 @@ a: rename the counter
 Cc: stable@vger.kernel.org
 EOF
 m8=$(sha HEAD)
+# untagged, no fix wording: ranked after the tagged ones as a CI change
+# with toolchain words that touches only CI files (stable_build)
+mkdir -p "$repo/.github/workflows"
+printf 'on: push\njobs:\n  build:\n    runs-on: clang-18\n' \
+	> "$repo/.github/workflows/build.yml"
+g add -A . && g commit -q -m "ci: build with clang 18"
+m9=$(sha HEAD)
 
 g checkout -q linux-6.6.y
 g cherry-pick -x "$m1"
@@ -107,20 +115,24 @@ run() { "$bin" --state "$state" stable --repo "$repo" --range v1..main \
 # the table: the summary line, one row per candidate, nothing else
 expect_exit 0 run --threshold 0
 out=$(run --threshold 0 2>"$tmp/err")
-grep -q "^v1\.\.main onto linux-6\.6\.y: 8 commits, 2 already in the branch, 1 fix code the branch lacks, 5 candidates, 5 shown (tagged, or p(fix) >= 0\.00); model " <<<"$out" ||
+grep -q "^v1\.\.main onto linux-6\.6\.y: 9 commits, 2 already in the branch, 1 fix code the branch lacks, 6 candidates, 6 shown (tagged, hinted, build, or p(fix) >= 0\.00); model " <<<"$out" ||
 	fail "table: wrong summary line: $(head -1 <<<"$out")"
 grep -q "scoring without history" "$tmp/err" ||
 	fail "no warning for a repository that is not mined"
 grep -Eq '^ *rank +p\(fix\) +commit +tags +fixes +applies +depends-on +subject$' <<<"$out" ||
 	fail "table: no header row"
-[ "$(grep -Ec '^ *[0-9]+ +[01]\.[0-9]{3}  [0-9a-f]{12}  ' <<<"$out")" = 5 ] ||
-	fail "table: not 5 candidate rows"
+[ "$(grep -Ec '^ *[0-9]+ +[01]\.[0-9]{3}  [0-9a-f]{12}  ' <<<"$out")" = 6 ] ||
+	fail "table: not 6 candidate rows"
 grep -Eq "  ${m6:0:12}  S F   present  clean +-  +d: fix the bound check$" <<<"$out" ||
 	fail "table: wrong row for the tagged fix"
 grep -Eq "  ${m5:0:12}  S     none     conflict +-  +c: fix the timeout$" <<<"$out" ||
 	fail "table: wrong row for the conflicting fix"
 grep -Eq "  ${m7:0:12}  -     none     conflict +${m6:0:12}  d: also reject negative values$" <<<"$out" ||
 	fail "table: wrong row for the dependent commit"
+grep -Eq "^ +4 +[01]\.[0-9]{3}  ${m9:0:12}  -     none     clean +-  +ci: build with clang 18$" <<<"$out" ||
+	fail "table: the CI change is not 4th, after the tagged ones"
+grep -q "keeps the build working: a CI or packaging component, toolchain words, only build files" <<<"$out" ||
+	fail "table: no build signal line for the CI change"
 for x in "$m1" "$m2" "$m4"; do
 	grep -q "${x:0:12}" <<<"$out" && fail "table: lists ${x:0:12}"
 done
@@ -128,26 +140,30 @@ done
 # --json: the exact candidates and their facts, ranked by tier, then
 # by p(fix)
 run --json --threshold 0 > "$tmp/out.json" 2>/dev/null || fail "--json failed"
-"$py" - "$tmp/out.json" "$m3" "$m5" "$m6" "$m7" "$m8" <<'EOF' || fail "--json content"
+"$py" - "$tmp/out.json" "$m3" "$m5" "$m6" "$m7" "$m8" "$m9" <<'EOF' || fail "--json content"
 import json, sys
 j = json.load(open(sys.argv[1]))
-m3, m5, m6, m7, m8 = sys.argv[2:]
+m3, m5, m6, m7, m8, m9 = sys.argv[2:]
 assert (j["commits"], j["in_branch"], j["dropped"], j["candidates_total"],
-        j["shown"]) == (8, 2, 1, 5, 5), j
+        j["shown"]) == (9, 2, 1, 6, 6), j
 assert j["branch"] == "linux-6.6.y" and j["version"] == "6.6", j
 c = {x["commit"]: x for x in j["candidates"]}
-assert set(c) == {m3, m5, m6, m7, m8}, c.keys()
+assert set(c) == {m3, m5, m6, m7, m8, m9}, c.keys()
 keys = [(x["tier"], x["signals"]["hint"], x["signals"]["build"], x["p_fix"])
         for x in j["candidates"]]
 assert keys == sorted(keys, reverse=True), keys
 assert all(0 <= x["p_fix"] <= 1 for x in j["candidates"])
-assert [x["rank"] for x in j["candidates"]] == [1, 2, 3, 4, 5]
+assert [x["rank"] for x in j["candidates"]] == [1, 2, 3, 4, 5, 6]
+# the three tagged ones, then the build change, then the rest by p(fix)
+assert [x["tier"] for x in j["candidates"][:3]] == [3, 3, 3]
+assert j["candidates"][3]["commit"] == m9, j["candidates"][3]
 want = {  # tier, cc_stable, fixes, target, applies, depends_on
     m3: (0, False, False, "none", "clean", []),
     m5: (3, True, False, "none", "conflict", []),
     m6: (3, True, True, "present", "clean", []),
     m7: (0, False, False, "none", "conflict", [m6]),
     m8: (3, True, False, "none", "clean", []),
+    m9: (0, False, False, "none", "clean", []),
 }
 for k, (tier, cc, fx, t, a, d) in want.items():
     got = c[k]
@@ -162,17 +178,25 @@ assert c[m6]["author"] == "Ann Author <ann@example.org>"
 for k in (m3, m7):
     sig = c[k]["signals"]
     assert not sig["fix_subject"] and not sig["hint"], sig
-    assert sig["series_len"] == 8 and sig["series_sibling"] in (m5, m6, m8)
-    assert sig["text"] == "series of 8 with tagged " + \
+    assert sig["series_len"] == 9 and sig["series_sibling"] in (m5, m6, m8)
+    assert sig["text"] == "series of 9 with tagged " + \
         sig["series_sibling"][:12], sig
 assert c[m7]["signals"]["series_sibling"] == m6
 assert c[m6]["signals"]["cites"] is None
-# no build facts in these subjects and paths; m7 needs m6, not m6 m7
-for k in c:
+# no build facts in the other subjects and paths; m7 needs m6, not m6 m7
+def build(k):
     sig = c[k]["signals"]
-    assert (sig["build_ci"], sig["build_component"], sig["build_words"],
-            sig["build_files"], sig["build"], sig["prerequisite_of"]) == \
-        (False,) * 5 + (None,), (k, sig)
+    return (sig["build_ci"], sig["build_component"], sig["build_words"],
+            sig["build_files"], sig["build"], sig["prerequisite_of"])
+for k in set(c) - {m9}:
+    assert build(k) == (False,) * 5 + (None,), (k, c[k]["signals"])
+# m9: "ci:" is a CI component, "clang" toolchain words, .github/ CI files
+assert build(m9) == (True,) * 5 + (None,), c[m9]["signals"]
+sig = c[m9]["signals"]
+assert not sig["fix_subject"] and not sig["hint"], sig
+assert sig["text"] == "series of 9 with tagged %s; keeps the build " \
+    "working: a CI or packaging component, toolchain words, only build " \
+    "files" % m8[:12], sig["text"]
 EOF
 
 # --mbox: one mail per candidate, in rank order, AUTOSEL format
@@ -181,7 +205,7 @@ run --threshold 0 --mbox "$tmp/out.mbox" >/dev/null 2>&1 || fail "--mbox failed"
 import json, mailbox, subprocess, sys
 msgs = list(mailbox.mbox(sys.argv[1]))
 ranked = json.load(open(sys.argv[2]))["candidates"]
-assert len(msgs) == 5, len(msgs)
+assert len(msgs) == 6, len(msgs)
 for m, c in zip(msgs, ranked):
     assert m["Subject"] == "[PATCH AUTOSEL 6.6] " + c["subject"], m["Subject"]
     assert m["X-stable"] == "review" and m["X-Patchwork-Hint"] == "ignore"
@@ -200,7 +224,7 @@ for m, c in zip(msgs, ranked):
     assert m["X-Patchtriage-Signals"] == (c["signals"]["text"] or None)
 EOF
 run --threshold 0 --mbox "$tmp/v.mbox" --version 6.6.12 >/dev/null 2>&1
-[ "$(grep -c '^Subject: \[PATCH AUTOSEL 6\.6\.12\] ' "$tmp/v.mbox")" = 5 ] ||
+[ "$(grep -c '^Subject: \[PATCH AUTOSEL 6\.6\.12\] ' "$tmp/v.mbox")" = 6 ] ||
 	fail "--version does not name the mails' version"
 
 # --top and the default threshold cut the list, not the totals; the
@@ -209,12 +233,13 @@ run --json --threshold 0 --top 2 > "$tmp/top.json" 2>/dev/null
 "$py" -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["shown"] == 2 and len(j["candidates"]) == 2
-assert j["candidates_total"] == 5' "$tmp/top.json" || fail "--top 2"
+assert j["candidates_total"] == 6' "$tmp/top.json" || fail "--top 2"
 run --json > "$tmp/def.json" 2>/dev/null
-"$py" - "$tmp/out.json" "$tmp/def.json" <<'EOF' || fail "default threshold"
+"$py" - "$tmp/out.json" "$tmp/def.json" "$m9" <<'EOF' || fail "default threshold"
 import json, sys
 every = json.load(open(sys.argv[1]))["candidates"]
 shown = json.load(open(sys.argv[2]))["candidates"]
+assert sys.argv[3] in [x["commit"] for x in shown]  # build: whatever p(fix)
 want = [x["commit"] for x in every
         if x["tier"] or x["signals"]["hint"] or x["signals"]["build"] or
         x["p_fix"] >= 0.5]
