@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "bughist.h"
+#include "fnv.h"
 
 #define MAX_CODE_LINES 4000u   /* lines of a diff looked at for tokens */
 #define MAX_TOKENS 20000u      /* hashed entries before de-duplication */
@@ -967,18 +968,7 @@ static int is_comment_or_blank(const char *s, size_t len)
 
 static uint64_t stripped_hash(const char *s, size_t len, unsigned *nonblank)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	*nonblank = 0;
-	for (i = 0; i < len; i++) {
-		if (isspace((unsigned char)s[i]))
-			continue;
-		*nonblank = 1;
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return fnv_nospace(FNV_INIT, s, len, nonblank);
 }
 
 static void code_patterns(const struct patch_line *l, float *t)

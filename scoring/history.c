@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cycle.h"
+#include "fnv.h"
 #include "histfeat.h"
 #include "histsum.h"
 #include "labels.h"
@@ -162,23 +163,10 @@ static int comment_line(const char *s, size_t n, int hash)
 	return hash && *s == '#';
 }
 
-static uint64_t fnv_nows(uint64_t h, const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (isspace((unsigned char)s[i]))
-			continue;
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 /* Only comments/blank lines changed, or only whitespace. */
 static int patch_nocode(git_patch *patch, const char *path)
 {
-	uint64_t hadd = 1469598103934665603ull, hdel = hadd;
+	uint64_t hadd = FNV_INIT, hdel = hadd;
 	size_t h, l, nh = git_patch_num_hunks(patch);
 	int hash = hash_comments(path), comments = 1;
 	const git_diff_line *line;
@@ -190,11 +178,11 @@ static int patch_nocode(git_patch *patch, const char *path)
 			if (git_patch_get_line_in_hunk(&line, patch, h, l))
 				return 0;
 			if (line->origin == GIT_DIFF_LINE_ADDITION)
-				hadd = fnv_nows(hadd, line->content,
-						line->content_len);
+				hadd = fnv_nospace(hadd, line->content,
+						   line->content_len, NULL);
 			else if (line->origin == GIT_DIFF_LINE_DELETION)
-				hdel = fnv_nows(hdel, line->content,
-						line->content_len);
+				hdel = fnv_nospace(hdel, line->content,
+						   line->content_len, NULL);
 			else
 				continue;
 			if (comments && !comment_line(line->content,

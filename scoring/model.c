@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <xgboost/c_api.h>
 
+#include "fnv.h"
 #include "metrics.h"
 
 #define TEXT_FILE "text.model"
@@ -987,23 +988,11 @@ static int xgb_boost(BoosterHandle b, DMatrixHandle dm, unsigned from,
 
 /* ---- training ---------------------------------------------------------- */
 
-static uint64_t fnv(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static void set_version(struct pt_model *m, const struct model_data *d,
 			const size_t *idx, size_t n)
 {
 	struct buf b = BUF_INIT;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = FNV_INIT;
 	size_t i, j;
 
 	buf_addf(&b, "format=%d kind=%s calib=%d bits=%u val=%.17g "
@@ -1017,17 +1006,19 @@ static void set_version(struct pt_model *m, const struct model_data *d,
 	for (i = 0; i < m->ntab; i++)
 		buf_addf(&b, " %s%s", m->tab_names[i],
 			 m->tab_use[i] ? "" : "(unused)");
-	h = fnv(h, b.ptr, b.len);
+	h = fnv_bytes(h, b.ptr, b.len);
 	buf_free(&b);
 	for (i = 0; i < n; i++) {
 		size_t r = idx[i];
 
-		h = fnv(h, &d->time[r], sizeof(d->time[r]));
-		h = fnv(h, &d->y[r], sizeof(d->y[r]));
-		h = fnv(h, d->tab + r * d->ntab, d->ntab * sizeof(float));
+		h = fnv_bytes(h, &d->time[r], sizeof(d->time[r]));
+		h = fnv_bytes(h, &d->y[r], sizeof(d->y[r]));
+		h = fnv_bytes(h, d->tab + r * d->ntab, d->ntab * sizeof(float));
 		for (j = d->sp_start[r]; j < d->sp_start[r + 1]; j++) {
-			h = fnv(h, &d->sp[j].index, sizeof(d->sp[j].index));
-			h = fnv(h, &d->sp[j].value, sizeof(d->sp[j].value));
+			h = fnv_bytes(h, &d->sp[j].index,
+				      sizeof(d->sp[j].index));
+			h = fnv_bytes(h, &d->sp[j].value,
+				      sizeof(d->sp[j].value));
 		}
 	}
 	snprintf(m->version, sizeof(m->version), "%s-%016llx", m->task,

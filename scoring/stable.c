@@ -16,6 +16,7 @@
  */
 #include "stable.h"
 
+#include "fnv.h"
 #include "treediff.h"
 
 #include <ctype.h>
@@ -548,9 +549,8 @@ static int commit_changes(struct changes *ch, git_repository *repo,
 			  const git_commit *c)
 {
 	struct treediff d;
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = FNV_INIT;
 	size_t i;
-	const char *s;
 	int rc;
 
 	memset(ch, 0, sizeof(*ch));
@@ -559,11 +559,9 @@ static int commit_changes(struct changes *ch, git_repository *repo,
 		return rc;
 	ch->f = d.f;
 	ch->n = d.n;
-	for (i = 0; i < ch->n; i++) {
-		for (s = ch->f[i].path; *s; s++)
-			h = (h ^ (unsigned char)*s) * 1099511628211ull;
-		h = (h ^ 0xff) * 1099511628211ull;
-	}
+	for (i = 0; i < ch->n; i++)
+		h = fnv_byte(fnv_bytes(h, ch->f[i].path, strlen(ch->f[i].path)),
+			     0xff);
 	ch->sig = h;
 	return 0;
 }
@@ -852,12 +850,11 @@ static char *author_of(const git_commit *c)
 
 static uint64_t email_hash(const git_signature *sig)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = FNV_INIT;
 	const char *e = sig && sig->email ? sig->email : "";
 
 	for (; *e; e++)
-		h = (h ^ (unsigned char)tolower((unsigned char)*e)) *
-		    1099511628211ull;
+		h = fnv_byte(h, (unsigned char)tolower((unsigned char)*e));
 	return h;
 }
 

@@ -7,19 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "pt.h"
-
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
 
 static struct strmap_entry *probe(const struct strmap *m, const char *key,
 				  size_t klen, uint64_t h)
@@ -44,7 +33,7 @@ struct strmap_entry *strmap_get(const struct strmap *m, const char *key,
 
 	if (!m->cap)
 		return NULL;
-	e = probe(m, key, klen, fnv1a(key, klen));
+	e = probe(m, key, klen, fnv_bytes(FNV_INIT, key, klen));
 	return e->key ? e : NULL;
 }
 
@@ -70,7 +59,7 @@ int strmap_put(struct strmap_entry **out, int *added, struct strmap *m,
 	       const char *key, size_t klen)
 {
 	struct strmap_entry *e;
-	uint64_t h = fnv1a(key, klen);
+	uint64_t h = fnv_bytes(FNV_INIT, key, klen);
 
 	*out = NULL;
 	if ((m->len + 1) * 2 > m->cap && grow(m))
