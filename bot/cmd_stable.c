@@ -444,12 +444,15 @@ static void print_deps(struct buf *b, const struct stable_set *s,
 {
 	size_t k;
 
-	if (!sc->ndeps) {
+	if (!sc->ndeps && !sc->needs[0]) {
 		buf_addstr(b, "-");
 		return;
 	}
+	if (sc->needs[0])
+		buf_addf(b, "%.12s", sc->needs);
 	for (k = 0; k < sc->ndeps; k++)
-		buf_addf(b, "%s%.12s", k ? "," : "", s->c[sc->deps[k]].id);
+		buf_addf(b, "%s%.12s", k || sc->needs[0] ? "," : "",
+			 s->c[sc->deps[k]].id);
 }
 
 /* What of the build facts an untagged candidate has, as one phrase. */
@@ -571,7 +574,7 @@ static json_t *cand_json(const struct run *r, size_t i)
 	for (k = 0; k < sc->ntargets; k++)
 		json_array_append_new(targets, json_string(sc->targets[k]));
 	j = json_pack("{s:I, s:s, s:s, s:s, s:i, s:f, s:f, s:b, s:b, s:b, "
-		      "s:s, s:o, s:s, s:o, s:o, s:i, s:i, s:i}",
+		      "s:s, s:o, s:s, s:o, s:s?, s:o, s:i, s:i, s:i}",
 		      "rank", (json_int_t)(i + 1), "commit", sc->id,
 		      "subject", sc->subject, "author", sc->author,
 		      "tier", r->c[i].tier, "p_fix", r->c[i].p, "keyword", r->c[i].keyword,
@@ -580,7 +583,9 @@ static json_t *cand_json(const struct run *r, size_t i)
 		      "target", stable_target_name(sc->target),
 		      "targets", targets,
 		      "applies", stable_apply_name(sc->apply),
-		      "depends_on", deps, "reasons", why,
+		      "depends_on", deps,
+		      "needs", sc->needs[0] ? sc->needs : NULL,
+		      "reasons", why,
 		      "files", (int)sc->nfiles, "added", (int)sc->added,
 		      "removed", (int)sc->removed);
 	add_signals(&b, r->set, sc);

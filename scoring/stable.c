@@ -147,6 +147,7 @@ struct stable_priv {
 	struct oidmap upstream;   /* id named by a marker -> index in b[] */
 	struct oidmap patchids;   /* patch-id of an unmarked b[] -> index */
 	struct oidmap memo;       /* target -> 1 present, 2 absent */
+	struct oidmap queued;     /* target -> 1 queued for stable, 2 not */
 	struct oidmap sigs;       /* path signature of an unmarked b[] */
 	struct oidmap anc;        /* base's history back to the oldest target */
 	struct changes *rch;      /* files changed by each range commit */
@@ -1115,7 +1116,95 @@ out:
 	return rc;
 }
 
+/*
+ * Is a main-line commit outside the range, which the branch lacks, on its
+ * way to the branch?  It is when tagged like a candidate (Cc: stable, or
+ * a Fixes: that is not for code the branch never had), as a fix of a
+ * tagged candidate of the range is: stable maintainers take the main
+ * line's fixes in batches, so the branch tip often lacks the previous
+ * batch when the next range is ranked.  1 yes, 0 no, < 0 error.
+ */
+static int target_queued(struct stable_set *s, const git_oid *id)
+{
+	struct stable_priv *p = s->priv;
+	struct stable_commit t;
+	git_commit *c = NULL;
+	struct oment *e;
+	size_t k;
+	int r, q = 0;
+
+	if (!oidmap_get(&p->after_base, id) || oidmap_get(&p->range, id))
+		return 0;
+	e = oidmap_get(&p->queued, id);
+	if (e)
+		return e->val == 1;
+	if (git_commit_lookup(&c, p->repo, id))
+		return git_fail("cannot read commit", git_oid_tostr_s(id));
+	memset(&t, 0, sizeof(t));
+	r = read_tags(&t, p->repo, git_commit_message(c));
+	git_commit_free(c);
+	q = t.cc_stable || (t.has_fixes && !t.ntargets);
+	for (k = 0; !r && !q && k < t.ntargets; k++) {
+		git_oid tid;
+
+		git_oid_fromstr(&tid, t.targets[k]);
+		r = target_present(s, &tid);
+		q = r > 0;
+	}
+	for (k = 0; k < t.ntargets; k++)
+		free(t.targets[k]);
+	free(t.targets);
+	if (r < 0)
+		return r;
+	if (oidmap_put(&p->queued, id, q ? 1 : 2))
+		return PT_ENOMEM;
+	return q;
+}
+
 static int add_dep(struct stable_commit *sc, size_t dep);
+
+/* Fixes of a tagged candidate of the range: PENDING, with it in deps. */
+static int pending_in_range(struct stable_set *s, size_t i)
+{
+	struct stable_commit *sc = &s->c[i];
+	const struct oment *e;
+	git_oid id;
+	size_t k;
+
+	for (k = 0; k < sc->ntargets; k++) {
+		git_oid_fromstr(&id, sc->targets[k]);
+		e = oidmap_get(&s->priv->range, &id);
+		if (!e || e->val >= i || !stable_is_candidate(s, e->val) ||
+		    !(s->c[e->val].cc_stable || s->c[e->val].has_fixes))
+			continue;
+		/* fixes a fix that is on its way to the branch */
+		sc->target = STABLE_TARGET_PENDING;
+		return add_dep(sc, e->val);
+	}
+	return 0;
+}
+
+/* Fixes of a queued commit before the range: PENDING, with needs set. */
+static int pending_before(struct stable_set *s, size_t i)
+{
+	struct stable_commit *sc = &s->c[i];
+	git_oid id;
+	size_t k;
+	int r;
+
+	for (k = 0; k < sc->ntargets; k++) {
+		git_oid_fromstr(&id, sc->targets[k]);
+		r = target_queued(s, &id);
+		if (r < 0)
+			return r;
+		if (r) {
+			sc->target = STABLE_TARGET_PENDING;
+			memcpy(sc->needs, sc->targets[k], sizeof(sc->needs));
+			return 0;
+		}
+	}
+	return 0;
+}
 
 static int check_targets(struct stable_set *s, size_t i)
 {
@@ -1137,21 +1226,13 @@ static int check_targets(struct stable_set *s, size_t i)
 			break;
 		}
 	}
-	for (k = 0; k < sc->ntargets && sc->target == STABLE_TARGET_ABSENT;
-	     k++) {
-		const struct oment *e;
-
-		git_oid_fromstr(&id, sc->targets[k]);
-		e = oidmap_get(&s->priv->range, &id);
-		if (!e || e->val >= i || !stable_is_candidate(s, e->val) ||
-		    !(s->c[e->val].cc_stable || s->c[e->val].has_fixes))
-			continue;
-		/* fixes a fix that is on its way to the branch */
-		sc->target = STABLE_TARGET_PENDING;
-		r = add_dep(sc, e->val);
-		if (r)
-			return r;
-	}
+	r = 0;
+	if (sc->target == STABLE_TARGET_ABSENT)
+		r = pending_in_range(s, i);
+	if (!r && sc->target == STABLE_TARGET_ABSENT)
+		r = pending_before(s, i);
+	if (r)
+		return r;
 	sc->dropped = sc->target == STABLE_TARGET_ABSENT;
 	return 0;
 }
@@ -2011,6 +2092,7 @@ void stable_set_free(struct stable_set *s)
 		oidmap_free(&s->priv->upstream);
 		oidmap_free(&s->priv->patchids);
 		oidmap_free(&s->priv->memo);
+		oidmap_free(&s->priv->queued);
 		oidmap_free(&s->priv->sigs);
 		oidmap_free(&s->priv->anc);
 		for (i = 0; s->priv->rch && i < s->n; i++)

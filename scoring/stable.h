@@ -7,13 +7,14 @@
  * branch's commits since its merge base with B, or an equal patch-id),
  * whether they are tagged (Cc: stable, Fixes:), whether the code they fix
  * is in the branch (applies-to: the Fixes:/revert target is reachable from
- * the branch tip or was itself backported; a fix for code the branch
- * never had is dropped), which earlier commits of the range touch the same
- * lines (depends-on, by overlap of zero-context hunks), whether a
- * cherry-pick onto the branch tip is clean (libgit2 in-memory merge, no
- * work tree or index touched), which untagged commits a tagged one needs
- * to apply (prerequisites, by in-memory three-way file merges) and
- * whether a commit keeps the build working (its subject and paths).  It
+ * the branch tip or was itself backported, or is a tagged commit on its
+ * way there; a fix for code the branch never had is dropped), which
+ * earlier commits of the range touch the same lines (depends-on, by
+ * overlap of zero-context hunks), whether a cherry-pick onto the branch
+ * tip is clean (libgit2 in-memory merge, no work tree or index touched),
+ * which untagged commits a tagged one needs to apply (prerequisites, by
+ * in-memory three-way file merges) and whether a commit keeps the build
+ * working (its subject and paths).  It
  * also suggests the Fixes: line for a posted fix by blaming the lines it
  * removes.  It does not score: the caller ranks with the fix model
  * (model.h).
@@ -47,8 +48,10 @@ enum stable_target {
 				     the fix is dropped */
 	STABLE_TARGET_UNKNOWN,    /* no target resolves to a commit */
 	STABLE_TARGET_PENDING,    /* not in the branch, but a target is itself
-				     a tagged candidate of the range: kept,
-				     and listed in deps */
+				     a tagged candidate of the range (kept,
+				     and listed in deps) or a tagged
+				     main-line commit before the range that
+				     the branch lacks (kept, needs) */
 };
 
 enum stable_apply {
@@ -96,6 +99,8 @@ struct stable_commit {
 				     diffed, else 0 */
 	enum stable_match match;
 	char backport[41];        /* the branch commit that has it, or "" */
+	char needs[41];           /* PENDING on a commit before the range:
+				     that target, which must go first */
 	enum stable_target target;
 	char **targets;           /* resolved 40-hex targets (ntargets) */
 	size_t ntargets;

@@ -2,8 +2,9 @@
 # test_stable_cli.sh - `patchtriage stable` end to end: a repository made
 # here (a main line and a linux-6.6.y branch with a cherry-pick -x, an
 # "[ Upstream commit X ]" backport, a fix for code the branch never had,
-# a candidate that conflicts, one that depends on another and an untagged
-# CI change that keeps the build working), ranked with
+# a candidate that conflicts, one that depends on another, an untagged
+# CI change that keeps the build working, and a later range with a fix of
+# a tagged fix the branch has not taken yet), ranked with
 # the fix model of tests/lib/trained.sh.  Checks the table, --json (the
 # exact candidates and their flags), --mbox in the AUTOSEL review format,
 # --top, mined history, and the errors for bad input.
@@ -246,6 +247,44 @@ want = [x["commit"] for x in every
 assert [x["commit"] for x in shown] == want, (shown, want)
 assert sum(1 for x in shown if x["tier"]) == 3
 EOF
+
+# the next range, before the branch took the tagged m5: a fix of m5 is
+# kept and needs m5 first; a fix of the untagged m3 is still dropped
+g checkout -q -b later main
+change c.c 16 'timeout sixteen' <<EOF
+c: fix the timeout fix
+
+Fixes: ${m5:0:12} ("c: fix the timeout")
+EOF
+n1=$(sha HEAD)
+change e.c 1 'int e(int p)' <<EOF
+e: fix the prototype
+
+Fixes: ${m3:0:12} ("e: add a new feature")
+EOF
+g checkout -q main
+later() { "$bin" --state "$state" stable --repo "$repo" --range main..later \
+	--branch linux-6.6.y --threshold 0 "$@"; }
+out=$(later 2>/dev/null) || fail "later: stable failed"
+grep -q "^main\.\.later onto linux-6\.6\.y: 2 commits, 0 already in the branch, 1 fix code the branch lacks, 1 candidates, 1 shown " <<<"$out" ||
+	fail "later: wrong summary line: $(head -1 <<<"$out")"
+grep -Eq "^ +1 +[01]\.[0-9]{3}  ${n1:0:12}  F     pending  conflict +${m5:0:12}  c: fix the timeout fix$" <<<"$out" ||
+	fail "later: the fix of a queued fix is not listed as needing it"
+later --json > "$tmp/later.json" 2>/dev/null || fail "later: --json failed"
+"$py" - "$tmp/later.json" "$n1" "$m5" <<'EOF' || fail "later: --json content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+n1, m5 = sys.argv[2:]
+assert (j["commits"], j["dropped"], j["shown"]) == (2, 1, 1), j
+c = j["candidates"][0]
+assert (c["commit"], c["target"], c["tier"], c["needs"], c["depends_on"]) \
+    == (n1, "pending", 2, m5, []), c
+EOF
+"$bin" --state "$state" stable --repo "$repo" --range v1..main \
+	--branch linux-6.6.y --threshold 0 --json 2>/dev/null |
+	"$py" -c 'import json, sys
+assert all(c["needs"] is None for c in json.load(sys.stdin)["candidates"])' ||
+	fail "v1..main: a candidate needs a commit before the range"
 
 # with the repository mined, history is used and nothing is warned
 "$bin" --quiet --state "$state" mine --repo "$repo" >/dev/null 2>&1 ||

@@ -419,6 +419,47 @@ static void test_range(void **state)
 	o.jobs = 1;
 	stable_set_free(s);
 
+	/* the range starts after m7 (Cc: stable, not in the branch yet):
+	   m11, its fix, is kept and needs it; m6, the fix of the untagged
+	   m5 before its range, is still dropped */
+	{
+		char r7[100];
+
+		snprintf(r7, sizeof(r7), "%s..main", N.m7);
+		o.range = r7;
+		assert_int_equal(stable_analyse(&t, repo, &o), 0);
+	}
+	assert_int_equal(t->n, 10);
+	c = find(t, N.m11);
+	assert_int_equal(c->target, STABLE_TARGET_PENDING);
+	assert_false(c->dropped);
+	assert_string_equal(c->needs, N.m7);
+	assert_int_equal(c->ndeps, 0);
+	assert_true(stable_is_candidate(t, index_of(t, N.m11)));
+	assert_int_equal(stable_tier(c), 2);
+	for (i = 0; i < t->n; i++)
+		if (&t->c[i] != c)
+			assert_string_equal(t->c[i].needs, "");
+	stable_set_free(t);
+	{
+		char r5[100];
+
+		snprintf(r5, sizeof(r5), "%s..main", N.m5);
+		o.range = r5;
+		assert_int_equal(stable_analyse(&t, repo, &o), 0);
+	}
+	c = find(t, N.m6);
+	assert_int_equal(c->target, STABLE_TARGET_ABSENT);
+	assert_true(c->dropped);
+	assert_string_equal(c->needs, "");
+	/* m7 is in this range: m11 depends on it as before */
+	c = find(t, N.m11);
+	assert_int_equal(c->target, STABLE_TARGET_PENDING);
+	assert_string_equal(c->needs, "");
+	assert_int_equal(c->deps[0], index_of(t, N.m7));
+	stable_set_free(t);
+	o.range = "v1..main";
+
 	/* a range that is already all in the branch has no candidate */
 	o.range = "v1";
 	assert_int_equal(stable_analyse(&s, repo, &o), 0);
