@@ -689,16 +689,38 @@ static int add_date(struct buf *b, int64_t when, int tz)
 	return buf_addstr(b, s);
 }
 
+/*
+ * What must go to the branch first, full ids: the commit before the range
+ * that a pending fix needs, then the earlier candidates on the same lines.
+ */
+static int add_needs(struct buf *b, const struct stable_set *s,
+		     const struct stable_commit *sc)
+{
+	size_t k;
+	int rc = 0;
+
+	if (sc->needs[0])
+		rc = buf_addstr(b, sc->needs);
+	for (k = 0; !rc && k < sc->ndeps; k++)
+		rc = buf_addf(b, "%s%s", b->len ? ", " : "",
+			      s->c[sc->deps[k]].id);
+	return rc;
+}
+
 static int mail_one(struct buf *b, struct run *r, size_t i)
 {
 	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
 	struct patch *p = NULL;
-	struct buf sig = BUF_INIT;
+	struct buf sig = BUF_INIT, dep = BUF_INIT;
 	int rc = read_patch(&p, r->repo, r->set, r->c[i].idx);
 
 	if (!rc)
 		rc = add_signals(&sig, r->set, sc);
+	if (!rc)
+		rc = add_needs(&dep, r->set, sc);
 	if (rc) {
+		buf_free(&sig);
+		buf_free(&dep);
 		patch_free(p);
 		return rc;
 	}
@@ -714,7 +736,7 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 		rc = buf_addf(b, "\nSubject: [PATCH AUTOSEL %s] %s\n"
 			      "Message-ID: <autosel-%s-%.12s@patchtriage>\n"
 			      "X-stable: review\nX-Patchwork-Hint: ignore\n"
-			      "X-Patchtriage-P-Fix: %.3f\n%s%s%s"
+			      "X-Patchtriage-P-Fix: %.3f\n%s%s%s%s%s%s"
 			      "MIME-Version: 1.0\n"
 			      "Content-Type: text/plain; charset=UTF-8\n"
 			      "Content-Transfer-Encoding: 8bit\n\n"
@@ -723,6 +745,8 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 			      r->c[i].p,
 			      sig.len ? "X-Patchtriage-Signals: " : "",
 			      sig.len ? sig.ptr : "", sig.len ? "\n" : "",
+			      dep.len ? "X-Patchtriage-Depends-On: " : "",
+			      dep.len ? dep.ptr : "", dep.len ? "\n" : "",
 			      sc->id);
 	if (!rc)
 		rc = add_escaped(b, p->message);
@@ -733,6 +757,7 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 	if (!rc)
 		rc = buf_addf(b, "-- \npatchtriage %s\n\n", PT_VERSION);
 	buf_free(&sig);
+	buf_free(&dep);
 	patch_free(p);
 	return rc;
 }

@@ -223,6 +223,9 @@ for m, c in zip(msgs, ranked):
     p = float(m["X-Patchtriage-P-Fix"])
     assert abs(p - c["p_fix"]) < 0.001, (p, c["p_fix"])
     assert m["X-Patchtriage-Signals"] == (c["signals"]["text"] or None)
+    dep = ", ".join(([c["needs"]] if c["needs"] else []) + c["depends_on"])
+    assert m["X-Patchtriage-Depends-On"] == (dep or None), (m, c)
+assert sum(1 for m in msgs if m["X-Patchtriage-Depends-On"]) >= 1
 EOF
 run --threshold 0 --mbox "$tmp/v.mbox" --version 6.6.12 >/dev/null 2>&1
 [ "$(grep -c '^Subject: \[PATCH AUTOSEL 6\.6\.12\] ' "$tmp/v.mbox")" = 6 ] ||
@@ -279,6 +282,12 @@ assert (j["commits"], j["dropped"], j["shown"]) == (2, 1, 1), j
 c = j["candidates"][0]
 assert (c["commit"], c["target"], c["tier"], c["needs"], c["depends_on"]) \
     == (n1, "pending", 2, m5, []), c
+EOF
+later --mbox "$tmp/later.mbox" >/dev/null 2>&1 || fail "later: --mbox failed"
+"$py" - "$tmp/later.mbox" "$m5" <<'EOF' || fail "later: --mbox does not name m5"
+import mailbox, sys
+msgs = list(mailbox.mbox(sys.argv[1]))
+assert len(msgs) == 1 and msgs[0]["X-Patchtriage-Depends-On"] == sys.argv[2]
 EOF
 "$bin" --state "$state" stable --repo "$repo" --range v1..main \
 	--branch linux-6.6.y --threshold 0 --json 2>/dev/null |
