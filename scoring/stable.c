@@ -1163,7 +1163,20 @@ static int target_queued(struct stable_set *s, const git_oid *id)
 
 static int add_dep(struct stable_commit *sc, size_t dep);
 
-/* Fixes of a tagged candidate of the range: PENDING, with it in deps. */
+/*
+ * Is a candidate of the range on its way to the branch as far as its
+ * fixes go: tagged, or untagged with a CI or packaging component or
+ * toolchain words (what stable_build() ranks; whoever takes it needs its
+ * fixes).  Fix wording alone is not enough: measured on rdma-core, the
+ * fixes of such commits were not backported (docs/EVALUATION.md).
+ */
+static int listed_in_range(const struct stable_commit *c)
+{
+	return c->cc_stable || c->has_fixes || c->build_ci ||
+	       c->build_words;
+}
+
+/* Fixes of such a candidate of the range: PENDING, with it in deps. */
 static int pending_in_range(struct stable_set *s, size_t i)
 {
 	struct stable_commit *sc = &s->c[i];
@@ -1175,9 +1188,9 @@ static int pending_in_range(struct stable_set *s, size_t i)
 		git_oid_fromstr(&id, sc->targets[k]);
 		e = oidmap_get(&s->priv->range, &id);
 		if (!e || e->val >= i || !stable_is_candidate(s, e->val) ||
-		    !(s->c[e->val].cc_stable || s->c[e->val].has_fixes))
+		    !listed_in_range(&s->c[e->val]))
 			continue;
-		/* fixes a fix that is on its way to the branch */
+		/* fixes a commit that is on its way to the branch */
 		sc->target = STABLE_TARGET_PENDING;
 		return add_dep(sc, e->val);
 	}

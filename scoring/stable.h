@@ -7,8 +7,8 @@
  * branch's commits since its merge base with B, or an equal patch-id),
  * whether they are tagged (Cc: stable, Fixes:), whether the code they fix
  * is in the branch (applies-to: the Fixes:/revert target is reachable from
- * the branch tip or was itself backported, or is a tagged commit on its
- * way there; a fix for code the branch never had is dropped), which
+ * the branch tip or was itself backported, or is a commit on its way
+ * there; a fix for code the branch never had is dropped), which
  * earlier commits of the range touch the same lines (depends-on, by
  * overlap of zero-context hunks), whether a cherry-pick onto the branch
  * tip is clean (libgit2 in-memory merge, no work tree or index touched),
@@ -48,10 +48,11 @@ enum stable_target {
 				     the fix is dropped */
 	STABLE_TARGET_UNKNOWN,    /* no target resolves to a commit */
 	STABLE_TARGET_PENDING,    /* not in the branch, but a target is itself
-				     a tagged candidate of the range (kept,
-				     and listed in deps) or a tagged
-				     main-line commit before the range that
-				     the branch lacks (kept, needs) */
+				     a candidate of the range that is tagged
+				     or keeps the build working (kept, and
+				     listed in deps) or a tagged main-line
+				     commit before the range that the branch
+				     lacks (kept, needs) */
 };
 
 enum stable_apply {

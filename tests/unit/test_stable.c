@@ -686,6 +686,43 @@ static void want_build(struct stable_set *s, const char *id, int ci,
 	assert_int_equal(stable_build(c), ranks);
 }
 
+/* A commit that fixes another, with its Fixes: line. */
+static void commit_fix(char out[41], const char *target, const char *cmd,
+		       const char *subject)
+{
+	sh("%s", cmd);
+	commit("%s\n\nFixes: %.12s (\"...\")\n", subject, target);
+	rev(out, "HEAD");
+}
+
+/* A kept fix of a range commit: pending, tier 2, depending on it. */
+static void want_pending(struct stable_set *s, const char *id,
+			 const char *target)
+{
+	const struct stable_commit *c = find(s, id);
+
+	assert_int_equal(c->target, STABLE_TARGET_PENDING);
+	assert_false(c->dropped);
+	assert_true(stable_is_candidate(s, index_of(s, id)));
+	assert_int_equal(stable_tier(c), 2);
+	assert_int_equal(c->ndeps >= 1, 1);
+	assert_int_equal(c->deps[0], index_of(s, target));
+	assert_string_equal(c->needs, "");
+}
+
+/* A fix of a range commit, dropped; the commit itself a candidate. */
+static void want_dropped(struct stable_set *s, const char *id,
+			 const char *target)
+{
+	const struct stable_commit *c = find(s, id);
+
+	assert_int_equal(c->target, STABLE_TARGET_ABSENT);
+	assert_true(c->dropped);
+	assert_string_equal(c->targets[0], target);
+	assert_false(stable_is_candidate(s, index_of(s, id)));
+	assert_true(stable_is_candidate(s, index_of(s, target)));
+}
+
 /*
  * The build facts of a subject and its paths (CI or packaging
  * component, build component, toolchain words, build files only), and
@@ -784,6 +821,56 @@ static void test_build_prereqs(void **state)
 	memcpy(dir, top, sizeof(top));
 }
 
+/*
+ * A fix of an untagged commit of the range is kept, depending on it, when
+ * that commit keeps the build working (a CI component, toolchain words):
+ * who takes it needs the fix too.  A fix of any other untagged commit of
+ * the range, fix wording or not, is still a fix for code the branch
+ * never had.
+ */
+static void test_pending_build(void **state)
+{
+	struct stable_opts o = { "v1..main", "stable", 0, 0, 1 };
+	char top[64], ci[41], cf[41], cf2[41], wd[41], wf[41], fs[41];
+	char fsf[41], kn[41], knf[41];
+	struct stable_set *s;
+	git_repository *repo;
+
+	(void)state;
+	memcpy(top, dir, sizeof(top));
+	sh("mkdir pend");
+	snprintf(dir, sizeof(dir), "%.48s/pend", top);
+	sh("git init -q -b main . && git config commit.gpgsign false");
+	sh("mkdir .ci && echo x > .ci/run.sh && for f in p q r; do seq 1 20 "
+	   "> $f.c; done");
+	commit("base: initial import\n");
+	sh("git tag v1 && git branch stable v1");
+
+	change(ci, "echo y >> .ci/run.sh", "ci: hook to the runner\n");
+	commit_fix(cf, ci, "echo z >> .ci/run.sh", "ci: fix the runner hook");
+	commit_fix(cf2, cf, "echo w >> .ci/run.sh", "ci: retry the hook");
+	change(wd, "sed -i 4s/.*/quiet4/ p.c", "p: silence a gcc warning\n");
+	commit_fix(wf, wd, "sed -i 5s/.*/quiet5/ p.c", "p: the other one");
+	change(fs, "sed -i 6s/.*/better6/ q.c", "q: fix the slow path\n");
+	commit_fix(fsf, fs, "sed -i 7s/.*/better7/ q.c", "q: tune it");
+	change(kn, "sed -i 8s/.*/new8/ r.c", "r: add a knob\n");
+	commit_fix(knf, kn, "sed -i 9s/.*/new9/ r.c", "r: tune the knob");
+
+	assert_int_equal(git_repository_open(&repo, dir), 0);
+	assert_int_equal(stable_analyse(&s, repo, &o), 0);
+	assert_int_equal(s->n, 9);
+	/* each fix of a build-keeping commit: pending on it, tier 2 */
+	want_pending(s, cf, ci);  /* a CI component */
+	want_pending(s, cf2, cf); /* the fix of that fix (tagged) */
+	want_pending(s, wf, wd);  /* toolchain words */
+	/* fix wording, and neither: the fix is dropped, its target kept */
+	want_dropped(s, fsf, fs);
+	want_dropped(s, knf, kn);
+	stable_set_free(s);
+	git_repository_free(repo);
+	memcpy(dir, top, sizeof(top));
+}
+
 static void test_markers(void **state)
 {
 	static const struct {
@@ -833,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_signals),
 		cmocka_unit_test(test_build_prereqs),
+		cmocka_unit_test(test_pending_build),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
