@@ -686,6 +686,15 @@ static void want_build(struct stable_set *s, const char *id, int ci,
 	assert_int_equal(stable_build(c), ranks);
 }
 
+/* A new repository NAME inside the test's; top keeps the test's dir. */
+static void sub_repo(char top[64], const char *name)
+{
+	memcpy(top, dir, 64);
+	sh("mkdir %s", name);
+	snprintf(dir, sizeof(dir), "%.48s/%s", top, name);
+	sh("git init -q -b main . && git config commit.gpgsign false");
+}
+
 /* A commit that fixes another, with its Fixes: line. */
 static void commit_fix(char out[41], const char *target, const char *cmd,
 		       const char *subject)
@@ -740,10 +749,7 @@ static void test_build_prereqs(void **state)
 	const struct stable_commit *c;
 
 	(void)state;
-	memcpy(top, dir, sizeof(top));
-	sh("mkdir bld");
-	snprintf(dir, sizeof(dir), "%.48s/bld", top);
-	sh("git init -q -b main . && git config commit.gpgsign false");
+	sub_repo(top, "bld");
 	sh("mkdir .ci debian suse drivers && for f in p q; do seq 1 20 > "
 	   "$f.c; done && echo x > .ci/run.sh && echo x > meson.build && "
 	   "echo x > debian/control && echo x > suse/pkg.spec && "
@@ -837,10 +843,7 @@ static void test_pending_build(void **state)
 	git_repository *repo;
 
 	(void)state;
-	memcpy(top, dir, sizeof(top));
-	sh("mkdir pend");
-	snprintf(dir, sizeof(dir), "%.48s/pend", top);
-	sh("git init -q -b main . && git config commit.gpgsign false");
+	sub_repo(top, "pend");
 	sh("mkdir .ci && echo x > .ci/run.sh && for f in p q r; do seq 1 20 "
 	   "> $f.c; done");
 	commit("base: initial import\n");
