@@ -439,20 +439,35 @@ static const char *tags_of(const struct stable_commit *sc)
 	return "-";
 }
 
+/*
+ * What must go to the branch first, ids cut to width and joined by sep:
+ * the commit before the range that a pending fix needs, then the earlier
+ * candidates on the same lines.
+ */
+static int add_needs(struct buf *b, const struct stable_set *s,
+		     const struct stable_commit *sc, int width,
+		     const char *sep)
+{
+	const char *next = "";
+	size_t k;
+	int rc = 0;
+
+	if (sc->needs[0]) {
+		rc = buf_addf(b, "%.*s", width, sc->needs);
+		next = sep;
+	}
+	for (k = 0; !rc && k < sc->ndeps; k++, next = sep)
+		rc = buf_addf(b, "%s%.*s", next, width, s->c[sc->deps[k]].id);
+	return rc;
+}
+
 static void print_deps(struct buf *b, const struct stable_set *s,
 		       const struct stable_commit *sc)
 {
-	size_t k;
-
-	if (!sc->ndeps && !sc->needs[0]) {
+	if (!sc->ndeps && !sc->needs[0])
 		buf_addstr(b, "-");
-		return;
-	}
-	if (sc->needs[0])
-		buf_addf(b, "%.12s", sc->needs);
-	for (k = 0; k < sc->ndeps; k++)
-		buf_addf(b, "%s%.12s", k || sc->needs[0] ? "," : "",
-			 s->c[sc->deps[k]].id);
+	else
+		add_needs(b, s, sc, 12, ",");
 }
 
 /* What of the build facts an untagged candidate has, as one phrase. */
@@ -689,24 +704,6 @@ static int add_date(struct buf *b, int64_t when, int tz)
 	return buf_addstr(b, s);
 }
 
-/*
- * What must go to the branch first, full ids: the commit before the range
- * that a pending fix needs, then the earlier candidates on the same lines.
- */
-static int add_needs(struct buf *b, const struct stable_set *s,
-		     const struct stable_commit *sc)
-{
-	size_t k;
-	int rc = 0;
-
-	if (sc->needs[0])
-		rc = buf_addstr(b, sc->needs);
-	for (k = 0; !rc && k < sc->ndeps; k++)
-		rc = buf_addf(b, "%s%s", b->len ? ", " : "",
-			      s->c[sc->deps[k]].id);
-	return rc;
-}
-
 static int mail_one(struct buf *b, struct run *r, size_t i)
 {
 	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
@@ -717,7 +714,7 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 	if (!rc)
 		rc = add_signals(&sig, r->set, sc);
 	if (!rc)
-		rc = add_needs(&dep, r->set, sc);
+		rc = add_needs(&dep, r->set, sc, 40, ", ");
 	if (rc) {
 		buf_free(&sig);
 		buf_free(&dep);

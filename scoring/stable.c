@@ -1116,6 +1116,29 @@ out:
 	return rc;
 }
 
+/* Is any of a commit's targets in the branch?  1 yes, 0 no, < 0 error. */
+static int any_present(struct stable_set *s, const struct stable_commit *sc)
+{
+	git_oid id;
+	size_t k;
+	int r = 0;
+
+	for (k = 0; !r && k < sc->ntargets; k++) {
+		git_oid_fromstr(&id, sc->targets[k]);
+		r = target_present(s, &id);
+	}
+	return r;
+}
+
+static void free_targets(struct stable_commit *sc)
+{
+	size_t k;
+
+	for (k = 0; k < sc->ntargets; k++)
+		free(sc->targets[k]);
+	free(sc->targets);
+}
+
 /*
  * Is a main-line commit outside the range, which the branch lacks, on its
  * way to the branch?  It is when tagged like a candidate (Cc: stable, or
@@ -1130,7 +1153,6 @@ static int target_queued(struct stable_set *s, const git_oid *id)
 	struct stable_commit t;
 	git_commit *c = NULL;
 	struct oment *e;
-	size_t k;
 	int r, q = 0;
 
 	if (!oidmap_get(&p->after_base, id) || oidmap_get(&p->range, id))
@@ -1144,16 +1166,11 @@ static int target_queued(struct stable_set *s, const git_oid *id)
 	r = read_tags(&t, p->repo, git_commit_message(c));
 	git_commit_free(c);
 	q = t.cc_stable || (t.has_fixes && !t.ntargets);
-	for (k = 0; !r && !q && k < t.ntargets; k++) {
-		git_oid tid;
-
-		git_oid_fromstr(&tid, t.targets[k]);
-		r = target_present(s, &tid);
+	if (!r && !q) {
+		r = any_present(s, &t);
 		q = r > 0;
 	}
-	for (k = 0; k < t.ntargets; k++)
-		free(t.targets[k]);
-	free(t.targets);
+	free_targets(&t);
 	if (r < 0)
 		return r;
 	if (oidmap_put(&p->queued, id, q ? 1 : 2))
@@ -1172,8 +1189,7 @@ static int add_dep(struct stable_commit *sc, size_t dep);
  */
 static int listed_in_range(const struct stable_commit *c)
 {
-	return c->cc_stable || c->has_fixes || c->build_ci ||
-	       c->build_words;
+	return stable_tier(c) > 0 || stable_build(c);
 }
 
 /* Fixes of such a candidate of the range: PENDING, with it in deps. */
@@ -1222,23 +1238,14 @@ static int pending_before(struct stable_set *s, size_t i)
 static int check_targets(struct stable_set *s, size_t i)
 {
 	struct stable_commit *sc = &s->c[i];
-	git_oid id;
-	size_t k;
 	int r;
 
 	if (!sc->ntargets)
 		return 0;
-	sc->target = STABLE_TARGET_ABSENT;
-	for (k = 0; k < sc->ntargets; k++) {
-		git_oid_fromstr(&id, sc->targets[k]);
-		r = target_present(s, &id);
-		if (r < 0)
-			return r;
-		if (r) {
-			sc->target = STABLE_TARGET_PRESENT;
-			break;
-		}
-	}
+	r = any_present(s, sc);
+	if (r < 0)
+		return r;
+	sc->target = r ? STABLE_TARGET_PRESENT : STABLE_TARGET_ABSENT;
 	r = 0;
 	if (sc->target == STABLE_TARGET_ABSENT)
 		r = pending_in_range(s, i);
@@ -2085,16 +2092,14 @@ int stable_analyse(struct stable_set **out, struct git_repository *repo,
 
 void stable_set_free(struct stable_set *s)
 {
-	size_t i, k;
+	size_t i;
 
 	if (!s)
 		return;
 	for (i = 0; i < s->n; i++) {
 		free(s->c[i].subject);
 		free(s->c[i].author);
-		for (k = 0; k < s->c[i].ntargets; k++)
-			free(s->c[i].targets[k]);
-		free(s->c[i].targets);
+		free_targets(&s->c[i]);
 		free(s->c[i].deps);
 	}
 	free(s->c);
