@@ -32,12 +32,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "dataset.h"
-#include "db.h"
-#include "explain.h"
-#include "feat.h"
-#include "model.h"
-#include "patch.h"
+#include "scoring/patch/mbox.h"
+#include "scoring/model/dataset.h"
+#include "scoring/store/db.h"
+#include "scoring/model/explain.h"
+#include "scoring/model/features.h"
+#include "scoring/model/model.h"
+#include "scoring/patch/patch.h"
 
 enum { ST_READ, ST_FEAT, ST_PRED, ST_EXPL, ST_SCORE, ST_CPU, ST_TOTAL, NST };
 

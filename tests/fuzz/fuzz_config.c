@@ -1,8 +1,8 @@
 /*
  * fuzz_config.c - libFuzzer target for the configuration: the input is a
- * git-config file read by scoring/config.c (through libgit2), asked for
+ * git-config file read by scoring/store/config.c (through libgit2), asked for
  * the keys the commands read with every getter, listed for subsystem
- * sections, then loaded by bot/policy.c's policy_load and matched
+ * sections, then loaded by bot/outbox/policy.c's policy_load and matched
  * against a fixed patch.  The file is one memfd per process, rewritten
  * for each input.  Inputs with an [include] or [includeIf] section
  * (which read other files) are skipped, and so is policy_load on one
@@ -18,9 +18,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "patch.h"
-#include "policy.h"
+#include "scoring/store/config.h"
+#include "scoring/patch/patch.h"
+#include "bot/outbox/policy.h"
 
 static char path[64];
 static int fd = -1;

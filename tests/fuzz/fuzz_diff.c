@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 static void check(const struct patch_file *f, size_t n, const char *text,
 		  size_t len)

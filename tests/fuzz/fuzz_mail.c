@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 static void check_utf8(const char *s)
 {

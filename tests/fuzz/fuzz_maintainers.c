@@ -1,5 +1,5 @@
 /*
- * fuzz_maintainers.c - libFuzzer target for scoring/maintainers.c: the
+ * fuzz_maintainers.c - libFuzzer target for scoring/history/maintainers.c: the
  * input is a MAINTAINERS file; it is parsed, then a few paths of the
  * kinds policy.c and the features ask about are matched.  The hits must
  * name real sections, deepest first, and each pattern must answer
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "maintainers.h"
+#include "scoring/history/maintainers.h"
 
 static const char *const paths[] = {
 	"MAINTAINERS",

@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "patch.h"
+#include "scoring/patch/mbox.h"
+#include "scoring/patch/patch.h"
 
 struct ctx {
 	size_t next;

@@ -1,5 +1,5 @@
 /*
- * fuzz_pw.c - libFuzzer target for what bot/patchwork.c and bot/http.c
+ * fuzz_pw.c - libFuzzer target for what bot/patchwork/patchwork.c and bot/patchwork/http.c
  * parse from the wire without JSON: the Link header (rel="next"), dates,
  * Retry-After, and the UTF-8-safe description cap.  The input is split
  * at the first NUL: the first part is every parser's input.
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
-#include "patchwork.h"
+#include "bot/patchwork/http.h"
+#include "bot/patchwork/patchwork.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

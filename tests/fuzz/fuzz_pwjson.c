@@ -1,6 +1,6 @@
 /*
  * fuzz_pwjson.c - libFuzzer target for the Patchwork JSON the client
- * turns into structs (bot/patchwork.c): the input goes through
+ * turns into structs (bot/patchwork/patchwork.c): the input goes through
  * json_loadb as every answer does, then each element of a list (or the
  * one object) is read as an event, as a /series/ document and as a
  * check.  Strings the structs promise are never NULL, ids are positive.
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "patchwork.h"
+#include "bot/patchwork/patchwork.h"
 
 static void as_event(const json_t *e)
 {

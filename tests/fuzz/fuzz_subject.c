@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

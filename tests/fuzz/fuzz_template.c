@@ -1,6 +1,6 @@
 /*
- * fuzz_template.c - libFuzzer target for scoring/template.c: the input is
- * a template rendered with the variables bot/reply.c sets (a list of
+ * fuzz_template.c - libFuzzer target for scoring/util/template.c: the input is
+ * a template rendered with the variables bot/mail/reply.c sets (a list of
  * three reasons among them), and what renders is then wrapped at 72
  * columns as a reply is.  A render must stay under TPL_MAX_OUTPUT and a
  * failed one must leave a message.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "template.h"
+#include "scoring/util/template.h"
 
 static int vars(struct tpl_vars **out)
 {

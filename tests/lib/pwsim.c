@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http.h"
-#include "patchwork.h"
-#include "pt.h"
+#include "bot/patchwork/http.h"
+#include "bot/patchwork/patchwork.h"
+#include "scoring/util/pt.h"
 
 static char source_dir[1024];
 

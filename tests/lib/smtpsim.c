@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pt.h"
+#include "scoring/util/pt.h"
 #include "pwsim.h"
 
 int smtpsim_make_cert(const char *dir, const char *name)

@@ -1,5 +1,5 @@
 /*
- * test_act.c - the check side of bot/act.c against the Patchwork
+ * test_act.c - the check side of bot/loop/act.c against the Patchwork
  * stand-in and a real SQLite state file: a check is posted once per
  * change of its text, a text seen before is posted again when it is not
  * the newest one (Patchwork shows the newest check of a context), and a
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "act.h"
-#include "db.h"
-#include "patchwork.h"
+#include "bot/loop/act.h"
+#include "scoring/store/db.h"
+#include "bot/patchwork/patchwork.h"
 #include "pwsim.h"
 
 #define TOKEN "tok-bot-5f0e9c1d2a7b"

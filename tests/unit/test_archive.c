@@ -1,6 +1,6 @@
 /*
- * test_archive.c - list archives (scoring/archive.c) and what is derived
- * from them (scoring/outcome.c, scoring/listfeat.c).  The test builds a
+ * test_archive.c - list archives (scoring/lists/archive.c) and what is derived
+ * from them (scoring/lists/outcome.c, scoring/model/listfeat.c).  The test builds a
  * public-inbox with two epochs with libgit2 in a temporary directory: a
  * series posted as v1, v2 and v3 with reviews, a maintainer's b4-style
  * "Applied, thanks!" on v3, a patch applied by a bare "Applied to ...",
@@ -25,12 +25,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "archive.h"
-#include "db.h"
-#include "feat.h"
-#include "listfeat.h"
-#include "outcome.h"
-#include "pt.h"
+#include "scoring/patch/mbox.h"
+#include "scoring/lists/archive.h"
+#include "scoring/store/db.h"
+#include "scoring/model/features.h"
+#include "scoring/model/listfeat.h"
+#include "scoring/lists/outcome.h"
+#include "scoring/util/pt.h"
 
 #define T0 1704103200 /* 2024-01-01 10:00 UTC */
 #define DAY 86400

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pt.h"
+#include "scoring/util/pt.h"
 
 static void test_grow_and_format(void **state)
 {

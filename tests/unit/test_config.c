@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "scoring/store/config.h"
 
 static char dir[64];
 

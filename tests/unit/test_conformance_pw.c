@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 #define NPATCHES 9
 

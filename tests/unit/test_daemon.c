@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon.h"
-#include "pt.h"
+#include "bot/sys/daemon.h"
+#include "scoring/util/pt.h"
 
 static char dir[64];
 

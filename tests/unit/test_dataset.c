@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "dataset.h"
-#include "db.h"
+#include "scoring/model/dataset.h"
+#include "scoring/store/db.h"
 
 #define DAY 86400
 

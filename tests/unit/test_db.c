@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
+#include "scoring/store/db.h"
 
 static char dir[64];
 static char path[128];

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 struct parsed {
 	struct patch_file *f;

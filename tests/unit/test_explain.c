@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explain.h"
-#include "feat.h"
-#include "metrics.h"
-#include "model.h"
+#include "scoring/model/explain.h"
+#include "scoring/model/features.h"
+#include "scoring/model/metrics.h"
+#include "scoring/model/model.h"
 
 #define NROWS 800
 #define NTOK 150

@@ -23,11 +23,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bughist.h"
-#include "db.h"
-#include "feat.h"
-#include "history.h"
-#include "patch.h"
+#include "scoring/model/bughist.h"
+#include "scoring/store/db.h"
+#include "scoring/model/features.h"
+#include "scoring/history/history.h"
+#include "scoring/model/histsum.h"
+#include "scoring/patch/patch.h"
 
 static const char msg[] =
 	"The probe path dereferences the pointer returned by\n"
@@ -211,6 +212,7 @@ static void mine(struct fx *f, struct db *db)
 	memset(&o, 0, sizeof(o));
 	o.repo = f->repo;
 	o.threads = 1;
+	o.summarise = histsum_build;
 	assert_int_equal(mine_run(&res, db, &o), 0);
 }
 
@@ -415,15 +417,15 @@ static void test_as_of(void **state)
 static void test_component(void **state)
 {
 	(void)state;
-	assert_int_equal(bughist_component("net/mlx5: fix Rx"), 8);
-	assert_int_equal(bughist_component("net: common: x"), 3);
-	assert_int_equal(bughist_component("Revert \"net: x\""), 0);
-	assert_int_equal(bughist_component("fix the build"), 0);
-	assert_int_equal(bughist_component(": x"), 0);
-	assert_int_equal(bughist_component("net:x"), 0);
-	assert_int_equal(bughist_component("net:"), 0);
-	assert_int_equal(bughist_component(""), 0);
-	assert_int_equal(bughist_component(NULL), 0);
+	assert_int_equal(subject_component("net/mlx5: fix Rx"), 8);
+	assert_int_equal(subject_component("net: common: x"), 3);
+	assert_int_equal(subject_component("Revert \"net: x\""), 0);
+	assert_int_equal(subject_component("fix the build"), 0);
+	assert_int_equal(subject_component(": x"), 0);
+	assert_int_equal(subject_component("net:x"), 0);
+	assert_int_equal(subject_component("net:"), 0);
+	assert_int_equal(subject_component(""), 0);
+	assert_int_equal(subject_component(NULL), 0);
 }
 
 int main(void)

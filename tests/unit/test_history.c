@@ -18,10 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cycle.h"
-#include "db.h"
-#include "history.h"
-#include "labels.h"
+#include "scoring/history/cycle.h"
+#include "scoring/store/db.h"
+#include "scoring/history/history.h"
+#include "scoring/model/histsum.h"
+#include "scoring/history/labels.h"
 
 #define DAY 86400
 #define T0 1577836800 /* commit n is dated T0 + n days */
@@ -53,6 +54,7 @@ static int mine(struct fx *f)
 	o.repo = f->repo;
 	o.threads = 2;
 	o.horizon_days = 3;
+	o.summarise = histsum_build;
 	return mine_run(&f->res, f->db, &o);
 }
 

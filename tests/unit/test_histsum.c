@@ -24,11 +24,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "feat.h"
-#include "histsum.h"
-#include "history.h"
-#include "patch.h"
+#include "scoring/store/db.h"
+#include "scoring/model/features.h"
+#include "scoring/model/histsum.h"
+#include "scoring/history/history.h"
+#include "scoring/patch/patch.h"
 
 #define BASE 1600000000
 #define NCOMMITS 400
@@ -379,6 +379,7 @@ static void mine_phase(const char *dir, struct db *db, int phase)
 	snprintf(path, sizeof(path), "%s/repo", dir);
 	o.repo = path;
 	o.threads = 1;
+	o.summarise = histsum_build;
 	assert_int_equal(mine_run(&res, db, &o), 0);
 }
 

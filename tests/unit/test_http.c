@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "http.h"
+#include "bot/patchwork/http.h"
 #include "pwsim.h"
 
 #define SECRET "Token tok-bot-5f0e9c1d2a7b" /* valid in tests/data/pw */

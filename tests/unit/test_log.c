@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "bot/sys/log.h"
 
 static void test_redact(void **state)
 {

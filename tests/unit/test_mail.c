@@ -14,7 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "patch.h"
+#include "scoring/patch/mbox.h"
+#include "scoring/patch/patch.h"
 
 #define U_FFFD "\xef\xbf\xbd"
 

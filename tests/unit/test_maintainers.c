@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "maintainers.h"
+#include "scoring/history/maintainers.h"
 
 static const char kernel[] =
 	"List of maintainers\n"

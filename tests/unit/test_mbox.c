@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "scoring/patch/mbox.h"
+#include "scoring/patch/patch.h"
 
 #define MAXMSG 16
 

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "metrics.h"
+#include "scoring/model/metrics.h"
 
 #define EPS 1e-12
 

@@ -21,8 +21,8 @@
 
 #include <jansson.h>
 
-#include "metrics.h"
-#include "model.h"
+#include "scoring/model/metrics.h"
+#include "scoring/model/model.h"
 
 static const char *const names[] = { "signal", "noise", "missing" };
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 static const char msg[] =
 	"The xmit path leaked an skb on error.\n"

@@ -17,7 +17,7 @@
 
 #include <git2.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 static char tmpdir[] = "/tmp/pt-mime-git-XXXXXX";
 static char repodir[300];

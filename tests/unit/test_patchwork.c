@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "patchwork.h"
+#include "scoring/store/db.h"
+#include "bot/patchwork/patchwork.h"
 #include "pwsim.h"
 
 #define TOKEN "tok-bot-5f0e9c1d2a7b"

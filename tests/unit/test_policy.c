@@ -1,5 +1,5 @@
 /*
- * test_policy.c - the opt-in configuration (bot/policy.c): subsystem
+ * test_policy.c - the opt-in configuration (bot/outbox/policy.c): subsystem
  * sections read from a git-config file, thresholds that must be
  * probabilities, and matching a patch to a section by path glob.
  */
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "policy.h"
+#include "scoring/store/config.h"
+#include "bot/outbox/policy.h"
 
 /* policy_load over text written to a temporary file. */
 static int load(const char *text, struct policy **out)

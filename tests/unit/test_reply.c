@@ -1,7 +1,7 @@
 /*
  * test_reply.c - the reply path end to end against a real SMTP server:
- * bot/reply.c builds the mail from templates/ (scoring/template.c),
- * bot/policy.c decides and picks the recipients, bot/smtp.c sends it
+ * bot/mail/reply.c builds the mail from templates/ (scoring/util/template.c),
+ * bot/outbox/policy.c decides and picks the recipients, bot/mail/smtp.c sends it
  * through libcurl to tests/lib/smtpsink.py (aiosmtpd) on loopback, and
  * every check reads what the sink stored (DIR/mail/new and the
  * envelope): threading headers, Message-ID, recipients, body; never
@@ -32,14 +32,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "patch.h"
-#include "policy.h"
+#include "scoring/store/config.h"
+#include "scoring/patch/patch.h"
+#include "bot/outbox/policy.h"
 #include "pwsim.h"
-#include "reply.h"
-#include "smtp.h"
+#include "bot/mail/reply.h"
+#include "bot/mail/smtp.h"
 #include "smtpsim.h"
-#include "store.h"
+#include "bot/outbox/store.h"
 
 #define MODEL "m-20261101-risk"
 #define FROM "patchtriage <bot@pt.example>"

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
-#include "stable.h"
+#include "scoring/patch/patch.h"
+#include "scoring/stable/stable.h"
 
 static char dir[64];
 

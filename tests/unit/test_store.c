@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "bot/outbox/store.h"
 
 static char dir[64];
 static struct db *db;

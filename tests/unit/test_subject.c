@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 struct scase {
 	const char *in;

@@ -1,6 +1,6 @@
 /*
  * test_template.c - the template engine and the 72-column wrapper
- * (scoring/template.c), and the shipped reply templates rendering.
+ * (scoring/util/template.c), and the shipped reply templates rendering.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pt.h"
-#include "template.h"
+#include "scoring/util/pt.h"
+#include "scoring/util/template.h"
 
 static char *render(const char *tpl, struct tpl_vars *v, int *rc)
 {

@@ -1,6 +1,6 @@
 /*
  * test_thread.c - threading mail into series, versions and review
- * (scoring/thread.c) on hand-written mails in tests/data/thread/, fed
+ * (scoring/lists/thread.c) on hand-written mails in tests/data/thread/, fed
  * out of order, and on the real 2024 linux-pwm archive when present.
  */
 #include <setjmp.h>
@@ -13,10 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "patch.h"
-#include "pt.h"
-#include "thread.h"
+#include "scoring/patch/mbox.h"
+#include "scoring/store/db.h"
+#include "scoring/patch/patch.h"
+#include "scoring/util/pt.h"
+#include "scoring/lists/thread.h"
 
 struct fx {
 	struct db *db;

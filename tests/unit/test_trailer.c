@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "scoring/patch/patch.h"
 
 struct parsed {
 	struct trailer *t;

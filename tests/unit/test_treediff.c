@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "treediff.h"
+#include "scoring/patch/treediff.h"
 
 static char dir[64];
 static git_repository *repo;

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "triage.h"
+#include "scoring/model/triage.h"
 
 static char dir[64];
 static char state[128];

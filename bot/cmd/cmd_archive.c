@@ -1,0 +1,247 @@
+/*
+ * cmd_archive.c - `patchtriage archive import|stats`: read list archives
+ * (public-inbox epochs, mbox files) into the state database through the
+ * threading of scoring/lists/thread.c (scoring/lists/archive.c), recompute outcomes
+ * and list labels (scoring/lists/outcome.c), and print what is stored.  The
+ * sentiment word list comes from mail.sentiment-file, as for IMAP.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scoring/lists/archive.h"
+#include "scoring/model/listfeat.h"
+#include "bot/cmd/cli.h"
+#include "bot/cmd/cmds.h"
+
+struct progress {
+	int tty, shown;
+};
+
+static void show_progress(const struct archive_progress *p, void *ctx)
+{
+	struct progress *pr = ctx;
+	const char *name;
+
+	if (!pr->tty)
+		return;
+	name = p->source ? strrchr(p->source, '/') : NULL;
+	name = name ? name + 1 : p->source ? p->source : "";
+	fprintf(stderr, "\r\033[Kimporting %s: %zu messages, %zu skipped, "
+		"%.0f/s", name, p->messages, p->skipped,
+		p->elapsed > 0 ? (double)p->messages / p->elapsed : 0.0);
+	pr->shown = 1;
+}
+
+static void print_result(const struct archive_result *r)
+{
+	printf("read %zu messages from %zu sources: %zu new, %zu already "
+	       "stored, %zu skipped\n", r->messages, r->sources, r->imported,
+	       r->duplicates, r->skipped);
+	printf("new:     %zu patches, %zu cover letters, %zu replies, %zu "
+	       "other\n", r->patches, r->covers, r->replies, r->other);
+	if (r->deleted)
+		printf("removed: %zu messages deleted from the archive\n",
+		       r->deleted);
+}
+
+static int run_import(struct cli_ctx *ctx, int pi, char **paths, int n,
+		      int full)
+{
+	struct archive_opts o;
+	struct archive_result r;
+	struct archive *a = NULL;
+	struct progress pr = { 0, 0 };
+	struct config *cfg;
+	struct db *db;
+	char *lex = NULL, **epochs = NULL, **e;
+	int i, rc;
+
+	memset(&o, 0, sizeof(o));
+	rc = cli_config(ctx, &cfg);
+	if (!rc)
+		rc = cli_db(ctx, &db);
+	if (!rc)
+		rc = config_get_string(cfg, "mail.sentiment-file", NULL, &lex);
+	if (rc)
+		return cli_fail_last();
+	pr.tty = !ctx->quiet && isatty(STDERR_FILENO);
+	o.lexicon = lex;
+	o.full = full;
+	o.progress = show_progress;
+	o.progress_ctx = &pr;
+	rc = archive_open(&a, db, &o);
+	for (i = 0; !rc && i < n; i++) {
+		if (!pi) {
+			rc = archive_import_mbox(a, paths[i]);
+			continue;
+		}
+		rc = archive_pi_epochs(&epochs, paths[i]);
+		for (e = epochs; !rc && e && *e; e++)
+			rc = archive_import_pi(a, *e);
+		archive_paths_free(epochs);
+		epochs = NULL;
+	}
+	if (!rc)
+		rc = archive_finish(a, &r);
+	if (pr.shown)
+		fputs("\r\033[K", stderr);
+	if (rc) {
+		rc = cli_fail_last();
+	} else {
+		if (!ctx->quiet)
+			print_result(&r);
+		rc = EXIT_OK;
+	}
+	archive_free(a);
+	free(lex);
+	return rc;
+}
+
+static int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
+{
+	char **paths;
+	int i, n = 0, pi = -1, full = 0, rc = EXIT_OK;
+
+	paths = calloc((size_t)argc, sizeof(*paths));
+	if (!paths)
+		return cli_fail("out of memory");
+	for (i = 1; i < argc && rc == EXIT_OK; i++) {
+		const char *s = argv[i];
+
+		if (!strcmp(s, "--public-inbox") || !strcmp(s, "--mbox")) {
+			if (pi >= 0)
+				rc = cli_usage("archive", "give either "
+					       "--public-inbox or --mbox");
+			pi = !strcmp(s, "--public-inbox");
+		} else if (!strcmp(s, "--full")) {
+			full = 1;
+		} else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
+			ctx->quiet = 1;
+		} else if (s[0] == '-' && s[1]) {
+			rc = cli_usage("archive", "unknown option '%s'", s);
+		} else if (pi < 0) {
+			rc = cli_usage("archive", "unexpected argument '%s'",
+				       s);
+		} else {
+			paths[n++] = argv[i];
+		}
+	}
+	if (rc == EXIT_OK && (pi < 0 || !n))
+		rc = cli_usage("archive", "import needs --public-inbox "
+			       "GITDIR... or --mbox FILE...");
+	if (rc == EXIT_OK)
+		rc = run_import(ctx, pi, paths, n, full);
+	free(paths);
+	return rc;
+}
+
+static void print_stats(const struct archive_stats *s)
+{
+	printf("sources:    %lld (%lld messages, %lld skipped)\n",
+	       (long long)s->sources, (long long)s->messages,
+	       (long long)s->skipped);
+	printf("series:     %lld (%lld complete, %lld linked to an earlier "
+	       "version)\n", (long long)s->series,
+	       (long long)s->series_complete, (long long)s->versions_linked);
+	printf("patches:    %lld, replies %lld, review trailers %lld, "
+	       "applied notices %lld\n", (long long)s->patches,
+	       (long long)s->replies, (long long)s->reviews,
+	       (long long)s->notices);
+	printf("outcomes:   applied %lld (reply %lld, bot %lld, commit %lld),"
+	       " superseded %lld, neither %lld\n", (long long)s->applied,
+	       (long long)s->applied_reply, (long long)s->applied_bot,
+	       (long long)s->applied_commit, (long long)s->superseded,
+	       (long long)s->neither);
+	printf("labels:     fix %lld, bug-introducing %lld (trivial only "
+	       "%lld)\n", (long long)s->fixes, (long long)s->bugs,
+	       (long long)s->trivial_only);
+}
+
+static int cmd_stats_(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct archive_stats s;
+	struct buf b = BUF_INIT;
+	struct db *db;
+	int i, json = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else
+			return cli_usage("archive", "unexpected argument "
+					 "'%s'", argv[i]);
+	}
+	if (cli_db(ctx, &db) || archive_stats(&s, db))
+		return cli_fail_last();
+	if (!json) {
+		print_stats(&s);
+		return EXIT_OK;
+	}
+	if (archive_stats_json(&b, &s)) {
+		buf_free(&b);
+		return cli_fail_last();
+	}
+	puts(b.ptr);
+	buf_free(&b);
+	return EXIT_OK;
+}
+
+static int print_row(const struct listfeat_row *r, void *ctx)
+{
+	int i;
+
+	(void)ctx;
+	printf("{\"patch_id\": %lld, \"message_id\": \"", (long long)r->patch_id);
+	for (i = 0; r->message_id && r->message_id[i]; i++)
+		if (r->message_id[i] == '"' || r->message_id[i] == '\\')
+			printf("\\%c", r->message_id[i]);
+		else if ((unsigned char)r->message_id[i] >= 0x20)
+			putchar(r->message_id[i]);
+	printf("\", \"date\": %lld, \"outcome\": \"%s\", \"is_fix\": %d, "
+	       "\"bug\": %d, \"discovered\": %lld, \"as_of\": %lld",
+	       (long long)r->date, r->outcome ? r->outcome : "",
+	       r->is_fix, r->bug, (long long)r->discovered,
+	       (long long)r->f.as_of);
+	for (i = 0; i < LISTFEAT_N; i++) {
+		if (r->f.v[i] != r->f.v[i])
+			printf(", \"%s\": null", listfeat_name(i));
+		else
+			printf(", \"%s\": %g", listfeat_name(i), r->f.v[i]);
+	}
+	puts("}");
+	return 0;
+}
+
+static int cmd_features(int argc, char **argv, struct cli_ctx *ctx)
+{
+	enum listfeat_moment m = LISTFEAT_AT_POSTING;
+	struct db *db;
+
+	if (argc == 3 && !strcmp(argv[1], "--at") &&
+	    !strcmp(argv[2], "apply"))
+		m = LISTFEAT_AT_APPLY;
+	else if (!(argc == 1 || (argc == 3 && !strcmp(argv[1], "--at") &&
+				 !strcmp(argv[2], "posting"))))
+		return cli_usage("archive", "features takes --at "
+				 "posting|apply");
+	if (cli_db(ctx, &db) || listfeat_foreach(db, m, print_row, NULL))
+		return cli_fail_last();
+	return EXIT_OK;
+}
+
+int cmd_archive(int argc, char **argv, struct cli_ctx *ctx)
+{
+	if (cli_wants_help(argc, argv, "archive"))
+		return EXIT_OK;
+	if (argc < 2)
+		return cli_usage("archive", "import or stats?");
+	if (!strcmp(argv[1], "import"))
+		return cmd_import(argc - 1, argv + 1, ctx);
+	if (!strcmp(argv[1], "stats"))
+		return cmd_stats_(argc - 1, argv + 1, ctx);
+	if (!strcmp(argv[1], "features"))
+		return cmd_features(argc - 1, argv + 1, ctx);
+	return cli_usage("archive", "unknown subcommand '%s'", argv[1]);
+}

@@ -1,0 +1,405 @@
+/*
+ * cmd_pw.c - `patchtriage pw`, for maintainers checking the Patchwork
+ * set-up the way they would with git-pw: list events (or poll them as
+ * the daemon does, moving the stored position), show a series, a patch
+ * or a patch's checks, and post a check.  It reads [patchwork] url,
+ * token-file and project from the configuration; all the work is in
+ * bot/patchwork/patchwork.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/cmd/cli.h"
+#include "bot/cmd/cmds.h"
+#include "bot/sys/log.h"
+#include "bot/patchwork/patchwork.h"
+
+
+struct pw_args {
+	const char *sub;
+	const char *id;
+	const char *since;
+	const char *state;
+	const char *context;
+	const char *description;
+	const char *target_url;
+	const char *project;
+	int json;
+	int poll;
+};
+
+static int parse_args(int argc, char **argv, struct pw_args *a)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} valued[] = {
+		{ "--since", offsetof(struct pw_args, since) },
+		{ "--state", offsetof(struct pw_args, state) },
+		{ "--context", offsetof(struct pw_args, context) },
+		{ "--description", offsetof(struct pw_args, description) },
+		{ "--target-url", offsetof(struct pw_args, target_url) },
+		{ "--project", offsetof(struct pw_args, project) },
+	};
+	size_t k;
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		int done = 0;
+
+		if (!strcmp(s, "--json")) {
+			a->json = 1;
+			continue;
+		}
+		if (!strcmp(s, "--poll")) {
+			a->poll = 1;
+			continue;
+		}
+		for (k = 0; k < sizeof(valued) / sizeof(*valued); k++) {
+			size_t n = strlen(valued[k].name);
+			const char **dst = (const char **)((char *)a +
+							   valued[k].off);
+
+			if (!strcmp(s, valued[k].name)) {
+				if (i + 1 >= argc)
+					return cli_usage("pw", "%s needs a value",
+							 s);
+				*dst = argv[++i];
+				done = 1;
+			} else if (!strncmp(s, valued[k].name, n) &&
+				   s[n] == '=') {
+				*dst = s + n + 1;
+				done = 1;
+			}
+		}
+		if (done)
+			continue;
+		if (s[0] == '-')
+			return cli_usage("pw", "unknown option '%s'", s);
+		if (!a->sub)
+			a->sub = s;
+		else if (!a->id)
+			a->id = s;
+		else
+			return cli_usage("pw", "unexpected argument '%s'", s);
+	}
+	if (!a->sub)
+		return cli_usage("pw", "which subcommand?");
+	if (strcmp(a->sub, "events") && strcmp(a->sub, "series") &&
+	    strcmp(a->sub, "patch") && strcmp(a->sub, "checks") &&
+	    strcmp(a->sub, "check"))
+		return cli_usage("pw", "'%s' is not a pw subcommand", a->sub);
+	if (strcmp(a->sub, "events") && !a->id)
+		return cli_usage("pw", "'pw %s' needs an id", a->sub);
+	if (!strcmp(a->sub, "events") && a->id)
+		return cli_usage("pw", "unexpected argument '%s'", a->id);
+	if (!strcmp(a->sub, "check") && (!a->state || !a->context))
+		return cli_usage("pw", "'pw check' needs --state and --context");
+	return 0;
+}
+
+static int parse_id(const char *s, int64_t *out)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (*s == '\0' || *end || v <= 0)
+		return cli_usage("pw", "'%s' is not an id", s);
+	*out = v;
+	return 0;
+}
+
+/* The client from [patchwork]; *project gets the project (owned). */
+static int open_pw(struct cli_ctx *ctx, const struct pw_args *a,
+		   struct pw **out, char **project)
+{
+	struct config *cfg;
+	int rc, insecure = 0;
+
+	*out = NULL;
+	*project = NULL;
+	rc = cli_config(ctx, &cfg);
+	if (!rc)
+		rc = pw_from_config(out, cfg, a->project, project, &insecure);
+	if (!rc && insecure)
+		cli_warn("patchwork.ssl-verify is false: the server's "
+			 "certificate is not checked");
+	return rc;
+}
+
+static void print_json(const json_t *j, int compact)
+{
+	char *s = json_dumps(j, compact ? JSON_COMPACT : JSON_INDENT(2));
+
+	if (s)
+		puts(s);
+	free(s);
+}
+
+static void print_event(const struct pw_event *ev, int json)
+{
+	if (json) {
+		print_json(ev->json, 1);
+		return;
+	}
+	printf("%-6lld %-26s %-22s", (long long)ev->id, ev->date,
+	       ev->category);
+	if (ev->series_id)
+		printf(" series=%lld", (long long)ev->series_id);
+	if (ev->patch_id)
+		printf(" patch=%lld", (long long)ev->patch_id);
+	if (ev->cover_id)
+		printf(" cover=%lld", (long long)ev->cover_id);
+	if (ev->comment_id)
+		printf(" comment=%lld", (long long)ev->comment_id);
+	if (ev->check_id)
+		printf(" check=%lld", (long long)ev->check_id);
+	if (ev->current_state)
+		printf(" %s->%s", ev->previous_state ? ev->previous_state : "?",
+		       ev->current_state);
+	putchar('\n');
+}
+
+static int on_event(const struct pw_event *ev, void *ctx)
+{
+	print_event(ev, *(int *)ctx);
+	return fflush(stdout) ? pt_error_set(PT_EIO, "cannot write output")
+			      : 0;
+}
+
+static int do_events(struct cli_ctx *ctx, struct pw *pw, const char *project,
+		     const struct pw_args *a)
+{
+	struct buf path = BUF_INIT;
+	struct pw_event ev;
+	json_t *list = NULL, *e;
+	struct db *db;
+	size_t i, n = 0;
+	int rc, json = a->json;
+
+	if (!project || !*project)
+		return pt_error_set(PT_EINVAL,
+				    "no project: set patchwork.project or "
+				    "pass --project");
+	if (a->poll) {
+		rc = cli_db(ctx, &db);
+		if (!rc)
+			rc = pw_events_poll(pw, db, project, a->since, on_event,
+					    &json, &n);
+		if (!rc && !a->json && !ctx->quiet)
+			fprintf(stderr, "%zu new event%s\n", n,
+				n == 1 ? "" : "s");
+		return rc;
+	}
+	/* one page, newest first, as Patchwork lists them */
+	rc = buf_addstr(&path, "events/?project=");
+	if (!rc)
+		rc = pw_url_encode(&path, project);
+	if (!rc && a->since)
+		rc = buf_addstr(&path, "&since=");
+	if (!rc && a->since)
+		rc = pw_url_encode(&path, a->since);
+	if (!rc)
+		rc = pw_get_json(pw, path.ptr, &list);
+	json_array_foreach(list, i, e) {
+		pw_event_from_json(&ev, e);
+		print_event(&ev, json);
+	}
+	json_decref(list);
+	buf_free(&path);
+	return rc;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+static json_t *patch_json(const struct pw_patch *p)
+{
+	return json_pack("{s:O, s:O, s:I}", "patch", p->json, "comments",
+			 p->comments ? p->comments : json_null(), "mbox_bytes",
+			 (json_int_t)p->mbox_len);
+}
+
+static void print_patch_line(const struct pw_patch *p)
+{
+	printf("  %-6lld %-10s %-8s %s\n", (long long)p->id,
+	       jstr(p->json, "state"), jstr(p->json, "check"),
+	       jstr(p->json, "name"));
+	printf("         %zu comment%s, mbox %zu bytes\n",
+	       json_array_size(p->comments),
+	       json_array_size(p->comments) == 1 ? "" : "s", p->mbox_len);
+}
+
+static int do_series(struct pw *pw, int64_t id, int json)
+{
+	struct pw_series *s;
+	json_t *out, *arr;
+	size_t i;
+	int rc;
+
+	rc = pw_series_fetch(pw, id, &s);
+	if (rc)
+		return rc;
+	if (json) {
+		arr = json_array();
+		for (i = 0; arr && i < s->npatches; i++)
+			json_array_append_new(arr, patch_json(&s->patches[i]));
+		out = json_pack("{s:O, s:O, s:O, s:o}", "series", s->json,
+				"cover", s->cover ? s->cover : json_null(),
+				"cover_comments",
+				s->cover_comments ? s->cover_comments
+						  : json_null(),
+				"patches", arr);
+		if (out)
+			print_json(out, 0);
+		else
+			rc = PT_ENOMEM;
+		json_decref(out);
+	} else {
+		printf("series %lld v%lld: %s (%lld/%lld patches)\n",
+		       (long long)id,
+		       (long long)json_integer_value(
+			       json_object_get(s->json, "version")),
+		       jstr(s->json, "name"),
+		       (long long)json_integer_value(
+			       json_object_get(s->json, "received_total")),
+		       (long long)json_integer_value(
+			       json_object_get(s->json, "total")));
+		if (s->cover)
+			printf("  cover  %s (%zu comment%s)\n",
+			       jstr(s->cover, "name"),
+			       json_array_size(s->cover_comments),
+			       json_array_size(s->cover_comments) == 1 ? ""
+								       : "s");
+		for (i = 0; i < s->npatches; i++)
+			print_patch_line(&s->patches[i]);
+	}
+	pw_series_free(s);
+	return rc;
+}
+
+static int do_patch(struct pw *pw, int64_t id, int json)
+{
+	struct pw_patch p;
+	json_t *out;
+	int rc;
+
+	rc = pw_patch_fetch(pw, id, &p);
+	if (rc)
+		return rc;
+	if (json) {
+		out = patch_json(&p);
+		if (out)
+			print_json(out, 0);
+		else
+			rc = PT_ENOMEM;
+		json_decref(out);
+	} else {
+		printf("patch %lld: %s\n", (long long)id, jstr(p.json, "name"));
+		printf("  msgid   %s\n  date    %s\n  state   %s\n"
+		       "  check   %s\n  from    %s <%s>\n",
+		       jstr(p.json, "msgid"), jstr(p.json, "date"),
+		       jstr(p.json, "state"), jstr(p.json, "check"),
+		       jstr(json_object_get(p.json, "submitter"), "name"),
+		       jstr(json_object_get(p.json, "submitter"), "email"));
+		print_patch_line(&p);
+	}
+	pw_patch_clear(&p);
+	return rc;
+}
+
+static int do_checks(struct pw *pw, int64_t id, int json)
+{
+	struct pw_check *c;
+	size_t n, i;
+	int rc;
+
+	rc = pw_checks_list(pw, id, &c, &n);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (json) {
+			json_t *o = json_pack(
+				"{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s}", "id",
+				(json_int_t)c[i].id, "state", c[i].state,
+				"context", c[i].context, "description",
+				c[i].description, "target_url",
+				c[i].target_url, "date", c[i].date, "user",
+				c[i].user);
+
+			if (o)
+				print_json(o, 1);
+			json_decref(o);
+			continue;
+		}
+		printf("%-6lld %-8s %-22s %s%s%s\n", (long long)c[i].id,
+		       c[i].state, c[i].context,
+		       c[i].description ? c[i].description : "",
+		       c[i].target_url ? "  " : "",
+		       c[i].target_url ? c[i].target_url : "");
+	}
+	pw_checks_free(c, n);
+	return 0;
+}
+
+static int do_check(struct pw *pw, int64_t id, const struct pw_args *a)
+{
+	int64_t cid = 0;
+	int posted = 0, rc;
+
+	rc = pw_check_post(pw, id, a->state, a->context, a->description,
+			   a->target_url, &posted, &cid);
+	if (rc)
+		return rc;
+	if (a->json)
+		printf("{\"patch\": %lld, \"check\": %lld, \"posted\": %s}\n",
+		       (long long)id, (long long)cid,
+		       posted ? "true" : "false");
+	else if (posted)
+		printf("posted check %lld on patch %lld\n", (long long)cid,
+		       (long long)id);
+	else
+		printf("patch %lld already has this check (%lld); not posted "
+		       "again\n",
+		       (long long)id, (long long)cid);
+	return 0;
+}
+
+int cmd_pw(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct pw_args a;
+	struct pw *pw = NULL;
+	char *project = NULL;
+	int64_t id = 0;
+	int rc;
+
+	if (cli_wants_help(argc, argv, "pw"))
+		return EXIT_OK;
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	if (a.id && (rc = parse_id(a.id, &id)))
+		return rc;
+	if (open_pw(ctx, &a, &pw, &project))
+		return cli_fail_last();
+	if (!strcmp(a.sub, "events"))
+		rc = do_events(ctx, pw, project, &a);
+	else if (!strcmp(a.sub, "series"))
+		rc = do_series(pw, id, a.json);
+	else if (!strcmp(a.sub, "patch"))
+		rc = do_patch(pw, id, a.json);
+	else if (!strcmp(a.sub, "checks"))
+		rc = do_checks(pw, id, a.json);
+	else
+		rc = do_check(pw, id, &a);
+	pw_free(pw);
+	free(project);
+	return rc ? cli_fail_last() : EXIT_OK;
+}

@@ -1,0 +1,108 @@
+/*
+ * cmd_score.c - `patchtriage score`: p(fix) and p(bug) of one patch (a
+ * mail, stdin, or a commit), the model versions, and the five strongest
+ * reasons for each, as text or --json.  The reasons are the features
+ * with the largest contributions; when fewer than five contribute (a
+ * tree model that leans on the text score alone) the strongest words
+ * and code tokens of the text model fill the list, marked as text.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bot/cmd/cli.h"
+#include "bot/cmd/cmds.h"
+#include "bot/cmd/cmd_scorer.h"
+
+#define NREASONS 5
+
+static const char *const labels[SCORER_NTASKS] = { "p(fix)", "p(bug)" };
+static const char *const keys[SCORER_NTASKS] = { "fix", "risk" };
+
+/*
+ * The indices into s->why[t] of at most NREASONS reasons: contributing
+ * features first (why[] is strongest first), then text tokens.
+ */
+static size_t pick_reasons(size_t *idx, const struct scorer *s, size_t t)
+{
+	size_t i, n = 0;
+	int text;
+
+	for (text = 0; text < 2; text++)
+		for (i = 0; i < s->nwhy[t] && n < NREASONS; i++)
+			if (!s->why[t][i].is_text == !text &&
+			    s->why[t][i].weight != 0)
+				idx[n++] = i;
+	return n;
+}
+
+static int print_json(const struct scorer *s)
+{
+	json_t *j = json_object(), *models = json_object(),
+	       *reasons = json_object();
+	size_t t, i;
+
+	for (t = 0; t < SCORER_NTASKS; t++) {
+		json_t *list;
+		size_t idx[NREASONS], n;
+
+		if (!s->model[t])
+			continue;
+		json_object_set_new(j, t ? "p_bug" : "p_fix",
+				    json_real(s->p[t]));
+		json_object_set_new(models, keys[t],
+				    json_string(model_version(s->model[t])));
+		list = json_array();
+		n = pick_reasons(idx, s, t);
+		for (i = 0; i < n; i++) {
+			const struct explain_reason *r = &s->why[t][idx[i]];
+
+			json_array_append_new(
+				list, json_pack("{s:s, s:s, s:f, s:b}",
+						"reason", r->text, "feature",
+						r->feature, "weight", r->weight,
+						"text", r->is_text));
+		}
+		json_object_set_new(reasons, keys[t], list);
+	}
+	json_object_set_new(j, "models", models);
+	json_object_set_new(j, "reasons", reasons);
+	return scorer_put_json(j, s, 6);
+}
+
+int cmd_score(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct scorer s;
+	struct buf out = BUF_INIT;
+	size_t t, i, n, idx[NREASONS];
+	int json, rc;
+
+	if (cli_wants_help(argc, argv, "score"))
+		return EXIT_OK;
+	rc = scorer_run(&s, &json, argc, argv, ctx, "score");
+	if (rc)
+		return rc;
+	if (json) {
+		rc = print_json(&s);
+		scorer_free(&s);
+		return rc;
+	}
+	for (t = 0; t < SCORER_NTASKS; t++) {
+		if (!s.model[t])
+			continue;
+		buf_addf(&out, "%s %.3f  (model %s)\n", labels[t], s.p[t],
+			 model_version(s.model[t]));
+		n = pick_reasons(idx, &s, t);
+		for (i = 0; i < n; i++) {
+			const struct explain_reason *r = &s.why[t][idx[i]];
+
+			buf_addf(&out, "  %+6.2f  %s%s\n", r->weight,
+				 r->is_text ? "(text) " : "", r->text);
+		}
+	}
+	fputs(out.ptr, stdout);
+	buf_free(&out);
+	scorer_free(&s);
+	return EXIT_OK;
+}

@@ -1,0 +1,49 @@
+/*
+ * cmd_scorer.h - the CLI helper (it prints errors, so it is a cmd_
+ * file) that `score` and `explain` share: loading the saved models of
+ * the state directory (models/fix, models/risk), reading the patch
+ * the user names (a mail file, stdin, or --commit REV --repo DIR), and
+ * computing its features as of its date against the mined history.
+ */
+#ifndef PT_CMD_SCORER_H
+#define PT_CMD_SCORER_H
+
+#include "scoring/model/explain.h"
+#include "scoring/model/features.h"
+#include "scoring/model/model.h"
+#include "scoring/patch/patch.h"
+#include "bot/cmd/cli.h"
+
+#define SCORER_NTASKS 2
+
+struct scorer {
+	struct pt_model *model[SCORER_NTASKS]; /* fix, risk; NULL if absent */
+	struct patch *patch;
+	struct feat_vec vec;
+	double p[SCORER_NTASKS];
+	struct explain_reason *why[SCORER_NTASKS];
+	size_t nwhy[SCORER_NTASKS];
+	double bias[SCORER_NTASKS];
+	int have_history;
+};
+
+/* The model directory of a task under the state directory. */
+int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task);
+
+/*
+ * Parse `[--json] [--repo DIR] [--commit REV] FILE|-` style arguments,
+ * load models, read the patch, compute features, predict and explain.
+ * *json is set from --json.  Returns an EXIT_* code; prints errors.
+ */
+int scorer_run(struct scorer *s, int *json, int argc, char **argv,
+	       struct cli_ctx *ctx, const char *cmd);
+void scorer_free(struct scorer *s);
+
+/*
+ * Add "history" to j, print it on one line with that many significant
+ * digits for reals, and release it.  Returns an EXIT_* code.
+ */
+struct json_t;
+int scorer_put_json(struct json_t *j, const struct scorer *s, int digits);
+
+#endif

@@ -1,0 +1,290 @@
+/*
+ * cmd_show.c - `patchtriage show`: parse a mail, an mbox, stdin or a git
+ * commit into struct patch and print it, one JSON object a line with
+ * --json (patch_to_json, docs/patch-json.md) or a short aligned summary
+ * for people.  A message that does not parse is reported, git style, and
+ * the others are still shown; the exit code is then 1.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <git2.h>
+
+#include "scoring/patch/mbox.h"
+#include "scoring/patch/patch.h"
+#include "bot/cmd/cli.h"
+#include "bot/cmd/cmds.h"
+
+/* An mbox may hold many messages of up to PT_MAX_MAIL_SIZE each. */
+#define SHOW_MAX_INPUT (16 * (size_t)PT_MAX_MAIL_SIZE)
+
+struct show {
+	const char *name; /* the input, for messages */
+	int json;
+	int failed;
+	int nmsg;
+};
+
+static const char *const kind_label[] = {
+	[TRAILER_OTHER] = "other",
+	[TRAILER_SIGNED_OFF] = "signed-off-by",
+	[TRAILER_REVIEWED] = "reviewed-by",
+	[TRAILER_ACKED] = "acked-by",
+	[TRAILER_TESTED] = "tested-by",
+	[TRAILER_REPORTED] = "reported-by",
+	[TRAILER_SUGGESTED] = "suggested-by",
+	[TRAILER_FIXES] = "fixes",
+	[TRAILER_CC] = "cc",
+	[TRAILER_LINK] = "link",
+	[TRAILER_CLOSES] = "closes",
+	[TRAILER_CO_DEVELOPED] = "co-developed-by",
+};
+
+static void print_date(int64_t t, int tz)
+{
+	time_t local = (time_t)(t + (int64_t)tz * 60);
+	struct tm tm;
+	char s[32];
+	int a = tz < 0 ? -tz : tz;
+
+	if (!t || !gmtime_r(&local, &tm) ||
+	    !strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S", &tm)) {
+		printf("-\n");
+		return;
+	}
+	printf("%s %c%02d%02d\n", s, tz < 0 ? '-' : '+', a / 60, a % 60);
+}
+
+static void print_person(const char *label, const struct person *p)
+{
+	printf("  %-9s ", label);
+	if (p->name)
+		printf("%s", p->name);
+	if (p->email)
+		printf("%s<%s>", p->name ? " " : "", p->email);
+	if (!p->name && !p->email)
+		printf("-");
+	printf("\n");
+}
+
+static void print_version(const struct subject *s)
+{
+	printf("  %-9s v%u", "version", s->version);
+	if (s->total)
+		printf(", %s %u/%u", s->is_cover ? "cover" : "patch",
+		       s->number, s->total);
+	if (s->is_rfc)
+		printf(", RFC");
+	if (s->is_resend)
+		printf(", RESEND");
+	printf("\n");
+}
+
+static void print_trailers(const struct patch *p)
+{
+	size_t k, n, stable = 0, i;
+	const char *sep = "";
+
+	printf("  %-9s ", "trailers");
+	if (!p->ntrailers)
+		printf("none");
+	for (k = 0; k <= TRAILER_CO_DEVELOPED; k++) {
+		n = patch_count_trailers(p, (enum trailer_kind)k);
+		if (n) {
+			printf("%s%zu %s", sep, n, kind_label[k]);
+			sep = ", ";
+		}
+	}
+	for (i = 0; i < p->ntrailers; i++)
+		stable += p->trailers[i].is_stable;
+	if (stable)
+		printf(" (%zu stable)", stable);
+	printf("\n");
+}
+
+static const char *file_name(const struct patch_file *f)
+{
+	return f->new_path ? f->new_path : f->old_path ? f->old_path : "?";
+}
+
+static void print_files(const struct patch *p)
+{
+	static const char *const st[] = { "", " (new)", " (deleted)",
+					   " (renamed)", " (copied)" };
+	size_t i, w = 0, n;
+
+	printf("  %-9s %zu file%s, +%u -%u\n", "files", p->nfiles,
+	       p->nfiles == 1 ? "" : "s", p->added, p->removed);
+	for (i = 0; i < p->nfiles; i++) {
+		n = strlen(file_name(&p->files[i]));
+		if (n > w)
+			w = n;
+	}
+	for (i = 0; i < p->nfiles; i++) {
+		const struct patch_file *f = &p->files[i];
+
+		printf("  %-9s %-*s  +%u -%u%s", "", (int)w, file_name(f),
+		       f->added, f->removed,
+		       (unsigned)f->status <= PATCH_FILE_COPIED
+			       ? st[f->status] : "");
+		if (f->old_path && f->new_path &&
+		    strcmp(f->old_path, f->new_path))
+			printf(" from %s", f->old_path);
+		if (f->binary)
+			printf(" (binary)");
+		if (f->old_mode && f->new_mode && f->old_mode != f->new_mode)
+			printf(" (mode %o -> %o)", f->old_mode, f->new_mode);
+		printf("\n");
+	}
+}
+
+static void print_human(const struct patch *p, int first)
+{
+	if (!first)
+		printf("\n");
+	printf("%s\n", p->subject.raw && *p->subject.raw ? p->subject.raw
+							: "(no subject)");
+	if (p->commit_id)
+		printf("  %-9s %s\n", "commit", p->commit_id);
+	if (p->message_id)
+		printf("  %-9s <%s>\n", "id", p->message_id);
+	print_version(&p->subject);
+	print_person("author", &p->author);
+	printf("  %-9s ", "date");
+	print_date(p->author_date, p->author_tz);
+	print_trailers(p);
+	print_files(p);
+}
+
+static int show_patch(struct show *s, const struct patch *p)
+{
+	struct buf b = BUF_INIT;
+	int rc;
+
+	if (!s->json) {
+		print_human(p, s->nmsg++ == 0);
+		return 0;
+	}
+	rc = patch_to_json(&b, p);
+	if (!rc)
+		printf("%s\n", b.ptr);
+	buf_free(&b);
+	return rc;
+}
+
+static int one_message(const char *msg, size_t len, size_t index, void *ctx)
+{
+	struct show *s = ctx;
+	struct patch *p = NULL;
+	int rc;
+
+	rc = patch_from_mail(&p, msg, len);
+	if (!rc)
+		rc = show_patch(s, p);
+	patch_free(p);
+	if (rc) {
+		fflush(stdout);
+		cli_fail("cannot parse '%s' (message %zu): %s", s->name,
+			 index + 1, pt_error_last());
+		s->failed = 1;
+	}
+	return 0;
+}
+
+static int show_file(struct show *s, const char *path)
+{
+	struct buf in = BUF_INIT;
+	int rc;
+
+	s->name = strcmp(path, "-") ? path : "<stdin>";
+	rc = pt_read_file(&in, path, SHOW_MAX_INPUT);
+	if (rc) {
+		buf_free(&in);
+		return cli_fail_last();
+	}
+	rc = mbox_foreach(in.ptr, in.len, one_message, s);
+	buf_free(&in);
+	if (rc)
+		return cli_fail("cannot split '%s': %s", s->name,
+				pt_error_last());
+	if (!s->nmsg && !s->failed && !s->json)
+		return cli_fail("no message in '%s'", s->name);
+	return s->failed ? EXIT_FAIL : EXIT_OK;
+}
+
+static int git_err(const char *what, const char *arg)
+{
+	const git_error *e = git_error_last();
+
+	return cli_fail("%s '%s': %s", what, arg,
+			e && e->message ? e->message : "unknown error");
+}
+
+static int show_commit(struct show *s, const char *rev, const char *dir)
+{
+	git_repository *repo = NULL;
+	git_object *obj = NULL, *commit = NULL;
+	struct patch *p = NULL;
+	int rc = EXIT_OK;
+
+	git_libgit2_init();
+	if (git_repository_open_ext(&repo, dir, 0, NULL)) {
+		rc = git_err("cannot open repository", dir);
+		goto out;
+	}
+	if (git_revparse_single(&obj, repo, rev) ||
+	    git_object_peel(&commit, obj, GIT_OBJECT_COMMIT)) {
+		rc = git_err("unknown revision", rev);
+		goto out;
+	}
+	if (patch_from_commit(&p, repo, (git_commit *)commit) ||
+	    show_patch(s, p))
+		rc = cli_fail("cannot show '%s': %s", rev, pt_error_last());
+out:
+	patch_free(p);
+	git_object_free(commit);
+	git_object_free(obj);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+int cmd_show(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct show s = { NULL, 0, 0, 0 };
+	const char *file = NULL, *rev = NULL, *dir = NULL;
+	int i, rc;
+
+	(void)ctx;
+	if (cli_wants_help(argc, argv, "show"))
+		return EXIT_OK;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--json")) {
+			s.json = 1;
+		} else if (!strcmp(a, "--commit") || !strcmp(a, "--repo")) {
+			if (i + 1 >= argc)
+				return cli_usage("show", "%s needs a value", a);
+			*(a[2] == 'c' ? &rev : &dir) = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			return cli_usage("show", "unknown option '%s'", a);
+		} else if (file) {
+			return cli_usage("show", "unexpected argument '%s'", a);
+		} else {
+			file = a;
+		}
+	}
+	if (rev && file)
+		return cli_usage("show", "give a FILE or --commit, not both");
+	if (dir && !rev)
+		return cli_usage("show", "--repo needs --commit");
+	if (!rev && !file)
+		return cli_usage("show", "no input given");
+	rc = rev ? show_commit(&s, rev, dir ? dir : ".") : show_file(&s, file);
+	if (fflush(stdout) || ferror(stdout))
+		return cli_fail("cannot write the output");
+	return rc;
+}

@@ -1,0 +1,836 @@
+/*
+ * cmd_stable.c - `patchtriage stable`: the commits of a main-line range
+ * that should go to a stable branch, AUTOSEL style.  The facts come from
+ * scoring/stable/stable.c (already in the branch, tagged, applies-to, depends-on,
+ * applies cleanly); the ranking puts what the tags say first, as stable
+ * maintainers read such a list (stable_tier: Cc: stable, then a Fixes:
+ * of code the branch has, then other Fixes:, then untagged), and within
+ * a tier the calibrated p(fix) of the trained fix model in the state
+ * directory, shown with its strongest reasons.  Measured on DPDK and
+ * rdma-core, that order beats p(fix) alone (docs/EVALUATION.md).  An
+ * untagged candidate whose subject says fix or whose changelog names a
+ * commit the branch has (stable_hint) comes right after the tagged
+ * ones, then one that keeps the build working (stable_build: a CI or
+ * packaging component, toolchain words).  Every tagged, hinted or build
+ * candidate is listed; another untagged one when p(fix) >= --threshold.
+ * The untagged-backport signals (fix wording, a tagged series sibling, a
+ * named commit the branch has, the build facts, a shown tagged candidate
+ * that needs it to apply) are shown per candidate as facts with their
+ * reasons.
+ * Output: an aligned table, --json, or --mbox in the stable review
+ * format.  The candidates are read and scored on --jobs threads, each
+ * with its own repository handle and feature statements, the results
+ * stored by index so the output does not depend on the thread count.
+ */
+#include <git2.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scoring/model/dataset.h"
+#include "scoring/model/explain.h"
+#include "scoring/model/features.h"
+#include "scoring/model/model.h"
+#include "scoring/stable/stable.h"
+#include "bot/cmd/cli.h"
+#include "bot/cmd/cmd_scorer.h"
+#include "bot/cmd/cmds.h"
+
+#define NREASONS 3
+#define MAX_JOBS 64          /* --jobs */
+#define DEFAULT_JOBS 2       /* at most this many without --jobs */
+
+struct opts {
+	const char *repo, *range, *branch, *mbox, *version;
+	size_t top, jobs;
+	double threshold;
+	int json;
+};
+
+struct cand {
+	size_t idx;          /* in the stable set */
+	int tier;            /* stable_tier(), the first sort key */
+	int hint;            /* stable_hint(), the second */
+	int build;           /* stable_build(), the third */
+	double p;            /* calibrated p(fix) */
+	double keyword;      /* the keyword baseline, for comparison */
+	char **why;          /* NREASONS texts (or fewer), owned */
+	size_t nwhy;
+};
+
+struct run {
+	struct opts o;
+	git_repository *repo;
+	struct stable_set *set;
+	struct pt_model *model;
+	struct feat_ctx *fc;
+	struct db *db;       /* for the workers' feature contexts, or NULL */
+	int64_t repo_id;
+	struct cand *c;      /* candidates, ranked */
+	size_t n, shown;
+	char *version;
+};
+
+/* The online CPUs, at most DEFAULT_JOBS. */
+static size_t default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > DEFAULT_JOBS ? DEFAULT_JOBS : (size_t)n;
+}
+
+static int parse(struct opts *o, int argc, char **argv)
+{
+	int i;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	o->threshold = 0.5;
+	o->jobs = default_jobs();
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+			continue;
+		}
+		if (!v)
+			return cli_usage("stable", "'%s' needs a value", a);
+		if (!strcmp(a, "--repo"))
+			o->repo = v;
+		else if (!strcmp(a, "--range"))
+			o->range = v;
+		else if (!strcmp(a, "--branch"))
+			o->branch = v;
+		else if (!strcmp(a, "--mbox"))
+			o->mbox = v;
+		else if (!strcmp(a, "--version"))
+			o->version = v;
+		else if (!strcmp(a, "--top")) {
+			o->top = strtoul(v, &end, 10);
+			if (*end || !*v)
+				return cli_usage("stable", "--top needs a "
+						 "number, not '%s'", v);
+		} else if (!strcmp(a, "--jobs")) {
+			o->jobs = strtoul(v, &end, 10);
+			if (*end || !*v || !o->jobs || o->jobs > MAX_JOBS)
+				return cli_usage("stable", "--jobs needs a "
+						 "number from 1 to %d, not "
+						 "'%s'", MAX_JOBS, v);
+		} else if (!strcmp(a, "--threshold")) {
+			o->threshold = strtod(v, &end);
+			if (*end || !*v || o->threshold < 0 ||
+			    o->threshold > 1)
+				return cli_usage("stable", "--threshold needs "
+						 "a probability, not '%s'", v);
+		} else
+			return cli_usage("stable", "unknown option '%s'", a);
+		i++;
+	}
+	if (!o->repo || !o->range || !o->branch)
+		return cli_usage("stable", "--repo, --range and --branch are "
+				 "needed");
+	return 0;
+}
+
+/* "22.11" for 22.11, "50" for stable-v50, "6.6" for linux-6.6.y. */
+static char *branch_version(const char *branch)
+{
+	const char *s = strrchr(branch, '/');
+	size_t n;
+
+	s = s ? s + 1 : branch;
+	if (!strncmp(s, "stable-", 7))
+		s += 7;
+	if (!strncmp(s, "linux-", 6))
+		s += 6;
+	if (*s == 'v' && s[1] >= '0' && s[1] <= '9')
+		s++;
+	n = strlen(s);
+	if (n > 2 && !strcmp(s + n - 2, ".y"))
+		n -= 2;
+	return pt_strndup(s, n);
+}
+
+static int load_model(struct run *r, struct cli_ctx *ctx)
+{
+	struct buf dir = BUF_INIT;
+	int rc = scorer_model_dir(&dir, ctx, "fix");
+
+	if (!rc && access(dir.ptr, F_OK))
+		rc = pt_error_set(PT_ENOTFOUND, "no fix model in '%s': run "
+				  "'patchtriage train --task fix'",
+				  ctx->state_dir);
+	if (!rc)
+		rc = model_load(&r->model, dir.ptr);
+	buf_free(&dir);
+	return rc;
+}
+
+static int open_features(struct run *r, struct cli_ctx *ctx)
+{
+	struct db *db = NULL;
+	int64_t repo_id = 0;
+	int rc = cli_db(ctx, &db);
+
+	if (!rc && dataset_repo(&repo_id, db, r->o.repo)) {
+		cli_warn("%s; scoring without history", pt_error_last());
+		db = NULL;
+	}
+	r->db = db;
+	r->repo_id = repo_id;
+	return rc ? rc : feat_ctx_new(&r->fc, db, repo_id);
+}
+
+static int read_patch(struct patch **out, git_repository *repo,
+		      const struct stable_set *set, size_t i)
+{
+	git_commit *c = NULL;
+	git_oid id;
+	int rc;
+
+	git_oid_fromstr(&id, set->c[i].id);
+	if (git_commit_lookup(&c, repo, &id))
+		return pt_error_set(PT_ENOTFOUND, "cannot read commit '%s'",
+				    set->c[i].id);
+	rc = patch_from_commit(out, repo, c);
+	git_commit_free(c);
+	return rc;
+}
+
+/* What one thread scores with; the model is shared (read only). */
+struct tscore {
+	git_repository *repo;
+	struct feat_ctx *fc;
+};
+
+/* p(fix) of one candidate; with reasons when want_why. */
+static int score(struct cand *c, struct run *r, const struct tscore *s,
+		 int want_why)
+{
+	struct explain_reason *why = NULL;
+	struct patch *p = NULL;
+	struct feat_vec v;
+	size_t n = 0, k;
+	double bias;
+	int rc;
+
+	memset(&v, 0, sizeof(v));
+	rc = read_patch(&p, s->repo, r->set, c->idx);
+	if (!rc)
+		rc = feat_compute(&v, s->fc, p, NULL, MODEL_HASH_BITS,
+				  want_why ? FEAT_NAMES : 0);
+	if (!rc)
+		rc = model_predict(&c->p, r->model, v.tab, v.sp, v.nsp);
+	if (!rc)
+		c->keyword = dataset_keyword_score(p);
+	if (!rc && want_why)
+		rc = explain_vec(&why, &n, &bias, r->model, &v);
+	if (!rc && want_why) {
+		c->why = pt_calloc(NREASONS, sizeof(*c->why));
+		for (k = 0; c->why && k < n && c->nwhy < NREASONS; k++) {
+			if (why[k].is_text || why[k].weight <= 0)
+				continue;
+			c->why[c->nwhy] = pt_strdup(why[k].text);
+			if (!c->why[c->nwhy++])
+				rc = PT_ENOMEM;
+		}
+		if (!c->why)
+			rc = PT_ENOMEM;
+	}
+	explain_free(why, n);
+	feat_vec_free(&v);
+	patch_free(p);
+	return rc;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->tier != y->tier)
+		return x->tier < y->tier ? 1 : -1;
+	if (x->hint != y->hint)
+		return x->hint < y->hint ? 1 : -1;
+	if (x->build != y->build)
+		return x->build < y->build ? 1 : -1;
+	if (x->p != y->p)
+		return x->p < y->p ? 1 : -1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The candidates shared by the scoring threads, handed out by index. */
+struct pool {
+	struct run *r;
+	atomic_size_t next;
+	atomic_int stop;
+	pthread_mutex_t lock;   /* guards the first error */
+	size_t err_at;
+	int rc;
+	char *err;
+};
+
+struct worker {
+	struct pool *pool;
+	struct tscore s;
+	pthread_t t;
+	int started;
+};
+
+/* Keep the error of the earliest candidate that failed; stop all. */
+static void pool_fail(struct pool *pl, size_t i, int rc)
+{
+	pthread_mutex_lock(&pl->lock);
+	if (!pl->rc || i < pl->err_at) {
+		free(pl->err);
+		pl->err = pt_strdup(pt_error_last());
+		pl->rc = rc;
+		pl->err_at = i;
+	}
+	pthread_mutex_unlock(&pl->lock);
+	atomic_store(&pl->stop, 1);
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *pl = w->pool;
+	size_t i;
+	int rc;
+
+	while (!atomic_load(&pl->stop)) {
+		i = atomic_fetch_add(&pl->next, 1);
+		if (i >= pl->r->n)
+			break;
+		rc = score(&pl->r->c[i], pl->r, &w->s, 0);
+		if (rc)
+			pool_fail(pl, i, rc);
+	}
+	return NULL;
+}
+
+/* A thread of its own: a repository handle and feature statements. */
+static int worker_start(struct worker *w, struct run *r)
+{
+	int rc = 0;
+
+	if (git_repository_open(&w->s.repo, r->o.repo))
+		rc = pt_error_set(PT_ENOTFOUND, "cannot open repository "
+				  "'%s': %s", r->o.repo, git_error_last() ?
+				  git_error_last()->message : "not found");
+	if (!rc)
+		rc = feat_ctx_new(&w->s.fc, r->db, r->repo_id);
+	if (!rc && pthread_create(&w->t, NULL, work, w))
+		rc = pt_error_set(PT_ERROR, "cannot start a thread to "
+				  "score '%s'", r->o.range);
+	w->started = !rc;
+	return rc;
+}
+
+/* Score r->c[0..n) on o.jobs threads; this one is the first. */
+static int score_all(struct run *r)
+{
+	struct worker *w;
+	struct pool pl;
+	size_t k, nw = r->o.jobs < r->n ? r->o.jobs : r->n;
+	int rc = 0;
+
+	if (!nw)
+		return 0;
+	w = pt_calloc(nw, sizeof(*w));
+	if (!w)
+		return PT_ENOMEM;
+	memset(&pl, 0, sizeof(pl));
+	pl.r = r;
+	atomic_init(&pl.next, 0);
+	atomic_init(&pl.stop, 0);
+	pthread_mutex_init(&pl.lock, NULL);
+	w[0].pool = &pl;
+	w[0].s.repo = r->repo;
+	w[0].s.fc = r->fc;
+	for (k = 1; k < nw && !rc; k++) {
+		w[k].pool = &pl;
+		rc = worker_start(&w[k], r);
+	}
+	if (rc)
+		atomic_store(&pl.stop, 1);
+	work(&w[0]);
+	for (k = 1; k < nw; k++) {
+		if (w[k].started)
+			pthread_join(w[k].t, NULL);
+		feat_ctx_free(w[k].s.fc);
+		git_repository_free(w[k].s.repo);
+	}
+	if (!rc && pl.rc)
+		rc = pt_error_set(pl.rc, "%s", pl.err ? pl.err : "out of "
+				  "memory");
+	free(pl.err);
+	pthread_mutex_destroy(&pl.lock);
+	free(w);
+	return rc;
+}
+
+static int rank(struct run *r)
+{
+	size_t i;
+	int rc;
+
+	r->c = pt_calloc(r->set->n + 1, sizeof(*r->c));
+	if (!r->c)
+		return PT_ENOMEM;
+	for (i = 0; i < r->set->n; i++) {
+		if (!stable_is_candidate(r->set, i))
+			continue;
+		r->c[r->n].idx = i;
+		r->c[r->n].hint = stable_hint(&r->set->c[i]);
+		r->c[r->n].build = stable_build(&r->set->c[i]);
+		r->c[r->n++].tier = stable_tier(&r->set->c[i]);
+	}
+	rc = score_all(r);
+	if (!rc && r->n)
+		qsort(r->c, r->n, sizeof(*r->c), cand_cmp);
+	for (r->shown = 0; r->shown < r->n; r->shown++)
+		if ((!r->c[r->shown].tier && !r->c[r->shown].hint &&
+		     !r->c[r->shown].build &&
+		     r->c[r->shown].p < r->o.threshold) ||
+		    (r->o.top && r->shown >= r->o.top))
+			break;
+	return rc;
+}
+
+/* Facts and reasons of the shown candidates only. */
+static int detail(struct run *r)
+{
+	const struct tscore main_s = { r->repo, r->fc };
+	unsigned char *sel = pt_calloc(r->set->n + 1, 1);
+	size_t i;
+	int rc = sel ? 0 : PT_ENOMEM;
+
+	for (i = 0; i < r->shown && !rc; i++) {
+		sel[r->c[i].idx] = 1;
+		rc = stable_check_apply(r->set, r->c[i].idx);
+		if (!rc)
+			rc = score(&r->c[i], r, &main_s, 1);
+	}
+	if (!rc)
+		rc = stable_deps(r->set, sel);
+	if (!rc)
+		rc = stable_prereqs(r->set, sel);
+	free(sel);
+	return rc;
+}
+
+static const char *tags_of(const struct stable_commit *sc)
+{
+	if (sc->cc_stable && sc->has_fixes)
+		return "S F";
+	if (sc->cc_stable)
+		return "S";
+	if (sc->has_fixes)
+		return "F";
+	return "-";
+}
+
+/*
+ * What must go to the branch first, ids cut to width and joined by sep:
+ * the commit before the range that a pending fix needs, then the earlier
+ * candidates on the same lines.
+ */
+static int add_needs(struct buf *b, const struct stable_set *s,
+		     const struct stable_commit *sc, int width,
+		     const char *sep)
+{
+	const char *next = "";
+	size_t k;
+	int rc = 0;
+
+	if (sc->needs[0]) {
+		rc = buf_addf(b, "%.*s", width, sc->needs);
+		next = sep;
+	}
+	for (k = 0; !rc && k < sc->ndeps; k++, next = sep)
+		rc = buf_addf(b, "%s%.*s", next, width, s->c[sc->deps[k]].id);
+	return rc;
+}
+
+static void print_deps(struct buf *b, const struct stable_set *s,
+		       const struct stable_commit *sc)
+{
+	if (!sc->ndeps && !sc->needs[0])
+		buf_addstr(b, "-");
+	else
+		add_needs(b, s, sc, 12, ",");
+}
+
+/* What of the build facts an untagged candidate has, as one phrase. */
+static int add_build(struct buf *b, const char *sep,
+		     const struct stable_commit *sc)
+{
+	const char *and = "";
+	int rc;
+
+	rc = buf_addf(b, "%skeeps the build working:", sep);
+	if (!rc && sc->build_comp) {
+		rc = buf_addf(b, " a %s component", sc->build_ci ?
+			      "CI or packaging" : "build");
+		and = ",";
+	}
+	if (!rc && sc->build_words) {
+		rc = buf_addf(b, "%s toolchain words", and);
+		and = ",";
+	}
+	if (!rc && sc->build_files)
+		rc = buf_addf(b, "%s only build files", and);
+	return rc;
+}
+
+/*
+ * The untagged-backport signals of a candidate as one line of facts,
+ * each with its reason; "" when it has none.  The fix wording and a
+ * named commit the branch has rank (stable_hint), then a CI or
+ * packaging component or toolchain words (stable_build); a series
+ * sibling, the other build facts and a tagged candidate that needs it
+ * to apply are shown for the reader only.
+ */
+static int add_signals(struct buf *b, const struct stable_set *s,
+		       const struct stable_commit *sc)
+{
+	const char *sep = "";
+	int rc = 0;
+
+	if (sc->fix_subject && !stable_tier(sc)) {
+		rc = buf_addstr(b, "untagged, but the subject says fix");
+		sep = "; ";
+	}
+	if (!rc && sc->has_sibling) {
+		rc = buf_addf(b, "%sseries of %zu with tagged %.12s", sep,
+			      sc->series_len, s->c[sc->sibling].id);
+		sep = "; ";
+	}
+	if (!rc && sc->cites[0]) {
+		rc = buf_addf(b, "%snames %.12s, %s", sep, sc->cites,
+			      sc->cites_present ? "which the branch has"
+						: "not in the branch");
+		sep = "; ";
+	}
+	if (!rc && !stable_tier(sc) && (sc->build_comp || sc->build_words ||
+					sc->build_files)) {
+		rc = add_build(b, sep, sc);
+		sep = "; ";
+	}
+	if (!rc && sc->prereq)
+		rc = buf_addf(b, "%stagged %.12s conflicts on the branch "
+			      "without it", sep, s->c[sc->prereq_of].id);
+	return rc;
+}
+
+static int print_table(struct run *r)
+{
+	const struct stable_set *s = r->set;
+	struct buf b = BUF_INIT, d = BUF_INIT;
+	size_t i, k, in = 0, dropped = 0;
+
+	for (i = 0; i < s->n; i++) {
+		in += s->c[i].match != STABLE_MATCH_NONE;
+		dropped += s->c[i].dropped;
+	}
+	buf_addf(&b, "%s onto %s: %zu commits, %zu already in the branch, "
+		 "%zu fix code the branch lacks, %zu candidates, %zu shown "
+		 "(tagged, hinted, build, or p(fix) >= %.2f); model %s\n\n",
+		 r->o.range, r->o.branch, s->n, in, dropped, r->n, r->shown,
+		 r->o.threshold, model_version(r->model));
+	buf_addf(&b, "%4s  %6s  %-12s  %-4s  %-7s  %-9s  %-12s  %s\n", "rank",
+		 "p(fix)", "commit", "tags", "fixes", "applies", "depends-on",
+		 "subject");
+	for (i = 0; i < r->shown; i++) {
+		const struct stable_commit *sc = &s->c[r->c[i].idx];
+
+		buf_reset(&d);
+		print_deps(&d, s, sc);
+		buf_addf(&b, "%4zu  %6.3f  %.12s  %-4s  %-7s  %-9s  %-12s  %s\n",
+			 i + 1, r->c[i].p, sc->id, tags_of(sc),
+			 stable_target_name(sc->target),
+			 stable_apply_name(sc->apply), d.ptr, sc->subject);
+		for (k = 0; k < r->c[i].nwhy; k++)
+			buf_addf(&b, "%*s%s %s\n", 10, "", k ? "    " : "why:",
+				 r->c[i].why[k]);
+		buf_reset(&d);
+		add_signals(&d, s, sc);
+		if (d.len)
+			buf_addf(&b, "%*ssignals: %s\n", 10, "", d.ptr);
+	}
+	fputs(b.ptr, stdout);
+	buf_free(&b);
+	buf_free(&d);
+	return 0;
+}
+
+static json_t *cand_json(const struct run *r, size_t i)
+{
+	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
+	json_t *j, *deps = json_array(), *why = json_array(),
+	       *targets = json_array(), *sig;
+	struct buf b = BUF_INIT;
+	size_t k;
+
+	for (k = 0; k < sc->ndeps; k++)
+		json_array_append_new(deps,
+				      json_string(r->set->c[sc->deps[k]].id));
+	for (k = 0; k < r->c[i].nwhy; k++)
+		json_array_append_new(why, json_string(r->c[i].why[k]));
+	for (k = 0; k < sc->ntargets; k++)
+		json_array_append_new(targets, json_string(sc->targets[k]));
+	j = json_pack("{s:I, s:s, s:s, s:s, s:i, s:f, s:f, s:b, s:b, s:b, "
+		      "s:s, s:o, s:s, s:o, s:s?, s:o, s:i, s:i, s:i}",
+		      "rank", (json_int_t)(i + 1), "commit", sc->id,
+		      "subject", sc->subject, "author", sc->author,
+		      "tier", r->c[i].tier, "p_fix", r->c[i].p, "keyword", r->c[i].keyword,
+		      "cc_stable", sc->cc_stable, "fixes", sc->has_fixes,
+		      "revert", sc->is_revert,
+		      "target", stable_target_name(sc->target),
+		      "targets", targets,
+		      "applies", stable_apply_name(sc->apply),
+		      "depends_on", deps,
+		      "needs", sc->needs[0] ? sc->needs : NULL,
+		      "reasons", why,
+		      "files", (int)sc->nfiles, "added", (int)sc->added,
+		      "removed", (int)sc->removed);
+	add_signals(&b, r->set, sc);
+	sig = json_pack("{s:b, s:b, s:b, s:s?, s:I, s:s?, s:b, s:b, s:b, s:b, "
+			"s:b, s:b, s:s?, s:s}",
+			"fix_subject", sc->fix_subject,
+			"hint", r->c[i].hint,
+			"build", r->c[i].build,
+			"series_sibling", sc->has_sibling ?
+			r->set->c[sc->sibling].id : NULL,
+			"series_len", (json_int_t)sc->series_len,
+			"cites", sc->cites[0] ? sc->cites : NULL,
+			"cites_in_branch", sc->cites_present,
+			"reverts_in_branch", sc->is_revert &&
+			sc->target == STABLE_TARGET_PRESENT,
+			"build_ci", sc->build_ci,
+			"build_component", sc->build_comp,
+			"build_words", sc->build_words,
+			"build_files", sc->build_files,
+			"prerequisite_of", sc->prereq ?
+			r->set->c[sc->prereq_of].id : NULL,
+			"text", b.ptr ? b.ptr : "");
+	buf_free(&b);
+	if (j && sig)
+		json_object_set_new(j, "signals", sig);
+	else
+		json_decref(sig);
+	return j;
+}
+
+static int print_json(struct run *r)
+{
+	const struct stable_set *s = r->set;
+	json_t *j, *list = json_array();
+	size_t i, in = 0, dropped = 0;
+	char *text;
+
+	for (i = 0; i < s->n; i++) {
+		in += s->c[i].match != STABLE_MATCH_NONE;
+		dropped += s->c[i].dropped;
+	}
+	for (i = 0; i < r->shown; i++)
+		json_array_append_new(list, cand_json(r, i));
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, "
+		      "s:I, s:f, s:o}",
+		      "range", r->o.range, "branch", r->o.branch,
+		      "version", r->version, "tip", s->tip, "base", s->base,
+		      "model", model_version(r->model),
+		      "commits", (json_int_t)s->n, "in_branch", (json_int_t)in,
+		      "dropped", (json_int_t)dropped,
+		      "candidates_total", (json_int_t)r->n,
+		      "shown", (json_int_t)r->shown,
+		      "threshold", r->o.threshold, "candidates", list);
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	json_decref(j);
+	if (!text)
+		return pt_error_set(PT_ENOMEM, "cannot write the json");
+	puts(text);
+	free(text);
+	return 0;
+}
+
+/* mboxrd: a body line matching ^>*From  gets one more '>'. */
+static int add_escaped(struct buf *b, const char *s)
+{
+	const char *eol, *p;
+	int rc = 0;
+
+	for (; s && *s && !rc; s = *eol ? eol + 1 : eol) {
+		eol = strchrnul(s, '\n');
+		for (p = s; *p == '>'; p++)
+			;
+		if (!strncmp(p, "From ", 5))
+			rc = buf_addch(b, '>');
+		if (!rc)
+			rc = buf_add(b, s, (size_t)(eol - s));
+		if (!rc)
+			rc = buf_addch(b, '\n');
+	}
+	return rc;
+}
+
+static int add_date(struct buf *b, int64_t when, int tz)
+{
+	time_t t = (time_t)(when + (int64_t)tz * 60);
+	struct tm tm;
+	char s[64];
+	static const char *const days[] = { "Sun", "Mon", "Tue", "Wed",
+					    "Thu", "Fri", "Sat" };
+	static const char *const mon[] = { "Jan", "Feb", "Mar", "Apr", "May",
+					   "Jun", "Jul", "Aug", "Sep", "Oct",
+					   "Nov", "Dec" };
+	int a = tz < 0 ? -tz : tz;
+
+	if (!gmtime_r(&t, &tm))
+		return buf_addstr(b, "Thu, 01 Jan 1970 00:00:00 +0000");
+	snprintf(s, sizeof(s), "%s, %02d %s %04d %02d:%02d:%02d %c%02d%02d",
+		 days[tm.tm_wday], tm.tm_mday, mon[tm.tm_mon],
+		 tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 tz < 0 ? '-' : '+', a / 60, a % 60);
+	return buf_addstr(b, s);
+}
+
+static int mail_one(struct buf *b, struct run *r, size_t i)
+{
+	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
+	struct patch *p = NULL;
+	struct buf sig = BUF_INIT, dep = BUF_INIT;
+	int rc = read_patch(&p, r->repo, r->set, r->c[i].idx);
+
+	if (!rc)
+		rc = add_signals(&sig, r->set, sc);
+	if (!rc)
+		rc = add_needs(&dep, r->set, sc, 40, ", ");
+	if (rc) {
+		buf_free(&sig);
+		buf_free(&dep);
+		patch_free(p);
+		return rc;
+	}
+	rc = buf_addf(b, "From %s Mon Sep 17 00:00:00 2001\nFrom: ", sc->id);
+	if (!rc && p->author.name)
+		rc = buf_addf(b, "%s ", p->author.name);
+	if (!rc)
+		rc = buf_addf(b, "<%s>\nDate: ",
+			      p->author.email ? p->author.email : "");
+	if (!rc)
+		rc = add_date(b, p->author_date, p->author_tz);
+	if (!rc)
+		rc = buf_addf(b, "\nSubject: [PATCH AUTOSEL %s] %s\n"
+			      "Message-ID: <autosel-%s-%.12s@patchtriage>\n"
+			      "X-stable: review\nX-Patchwork-Hint: ignore\n"
+			      "X-Patchtriage-P-Fix: %.3f\n%s%s%s%s%s%s"
+			      "MIME-Version: 1.0\n"
+			      "Content-Type: text/plain; charset=UTF-8\n"
+			      "Content-Transfer-Encoding: 8bit\n\n"
+			      "[ Upstream commit %s ]\n\n",
+			      r->version, sc->subject, r->version, sc->id,
+			      r->c[i].p,
+			      sig.len ? "X-Patchtriage-Signals: " : "",
+			      sig.len ? sig.ptr : "", sig.len ? "\n" : "",
+			      dep.len ? "X-Patchtriage-Depends-On: " : "",
+			      dep.len ? dep.ptr : "", dep.len ? "\n" : "",
+			      sc->id);
+	if (!rc)
+		rc = add_escaped(b, p->message);
+	if (!rc)
+		rc = buf_addstr(b, "---\n");
+	if (!rc)
+		rc = add_escaped(b, p->diff);
+	if (!rc)
+		rc = buf_addf(b, "-- \npatchtriage %s\n\n", PT_VERSION);
+	buf_free(&sig);
+	buf_free(&dep);
+	patch_free(p);
+	return rc;
+}
+
+static int write_mbox(struct run *r)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < r->shown && !rc; i++)
+		rc = mail_one(&b, r, i);
+	if (!rc)
+		rc = pt_write_file_atomic(r->o.mbox, b.ptr, b.len);
+	buf_free(&b);
+	return rc;
+}
+
+static void run_free(struct run *r)
+{
+	size_t i, k;
+
+	for (i = 0; r->c && i < r->n; i++) {
+		for (k = 0; k < r->c[i].nwhy; k++)
+			free(r->c[i].why[k]);
+		free(r->c[i].why);
+	}
+	free(r->c);
+	free(r->version);
+	feat_ctx_free(r->fc);
+	model_free(r->model);
+	stable_set_free(r->set);
+	git_repository_free(r->repo);
+}
+
+int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct stable_opts so;
+	struct run r;
+	int rc;
+
+	if (cli_wants_help(argc, argv, "stable"))
+		return EXIT_OK;
+	memset(&r, 0, sizeof(r));
+	rc = parse(&r.o, argc, argv);
+	if (rc)
+		return rc;
+	git_libgit2_init();
+	rc = load_model(&r, ctx);
+	if (!rc && git_repository_open(&r.repo, r.o.repo))
+		rc = pt_error_set(PT_ENOTFOUND, "cannot open repository "
+				  "'%s': %s", r.o.repo, git_error_last() ?
+				  git_error_last()->message : "not found");
+	memset(&so, 0, sizeof(so));
+	so.range = r.o.range;
+	so.branch = r.o.branch;
+	so.no_deps = 1;
+	so.jobs = r.o.jobs;
+	if (!rc)
+		rc = stable_analyse(&r.set, r.repo, &so);
+	r.version = r.o.version ? pt_strdup(r.o.version)
+				: branch_version(r.o.branch);
+	if (!rc && !r.version)
+		rc = PT_ENOMEM;
+	if (!rc)
+		rc = open_features(&r, ctx);
+	if (!rc)
+		rc = rank(&r);
+	if (!rc)
+		rc = detail(&r);
+	if (!rc && r.o.mbox)
+		rc = write_mbox(&r);
+	if (!rc)
+		rc = r.o.json ? print_json(&r) : print_table(&r);
+	rc = rc ? cli_fail_last() : EXIT_OK;
+	run_free(&r);
+	git_libgit2_shutdown();
+	return rc;
+}

@@ -1,0 +1,97 @@
+/*
+ * cmd_status.c - `patchtriage status [--json]`: where the bot is (its
+ * lock, the event stream and folder positions), what waits (the queue),
+ * what it did today and its last errors, from bot/loop/status.c.  Text for
+ * people, --json for monitoring.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/cmd/cli.h"
+#include "bot/cmd/cmds.h"
+#include "bot/loop/status.h"
+
+static const char *str(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "-";
+}
+
+static long long num(const json_t *o, const char *k)
+{
+	return (long long)json_integer_value(json_object_get(o, k));
+}
+
+static void print_counts(const json_t *arr, const char *title)
+{
+	const json_t *it;
+	size_t i;
+
+	printf("%s:%s\n", title, json_array_size(arr) ? "" : " none");
+	json_array_foreach(arr, i, it)
+		printf("  %-14s %-10s %lld\n", str(it, "kind"),
+		       str(it, "state"), num(it, "count"));
+}
+
+static void print_text(const json_t *s)
+{
+	const json_t *d = json_object_get(s, "daemon"), *it;
+	size_t i;
+
+	printf("daemon: %s\n", json_is_true(json_object_get(d, "running"))
+				       ? str(d, "detail") : "not running");
+	printf("last pass: %s\n", str(s, "last_pass"));
+	json_array_foreach(json_object_get(s, "patchwork"), i, it)
+		printf("patchwork %s project %s: event %lld of %s\n",
+		       str(it, "url"), str(it, "project"), num(it, "last_id"),
+		       str(it, "last_date"));
+	json_array_foreach(json_object_get(s, "imap"), i, it)
+		printf("imap %s folder %s: uidvalidity %lld, last uid %lld\n",
+		       str(it, "account"), str(it, "folder"),
+		       num(it, "uidvalidity"), num(it, "last_uid"));
+	print_counts(json_object_get(s, "queue"), "queue");
+	print_counts(json_object_get(s, "actions_today"), "actions today");
+	json_array_foreach(json_object_get(s, "work_errors"), i, it)
+		printf("work error: %s %s (%s, %lld attempts): %s\n",
+		       str(it, "kind"), str(it, "key"), str(it, "state"),
+		       num(it, "attempts"), str(it, "error"));
+	json_array_foreach(json_object_get(s, "action_errors"), i, it)
+		printf("action error: %s %s (%s): %s\n", str(it, "kind"),
+		       str(it, "key"), str(it, "state"), str(it, "error"));
+}
+
+int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
+{
+	const char *dir;
+	struct db *db;
+	json_t *s = NULL;
+	char *txt;
+	int json = 0, i, rc;
+
+	if (cli_wants_help(argc, argv, "status"))
+		return EXIT_OK;
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json"))
+			return cli_usage("status", "unknown option '%s'",
+					 argv[i]);
+		json = 1;
+	}
+	rc = cli_state_dir(ctx, &dir);
+	if (!rc)
+		rc = cli_db(ctx, &db);
+	if (!rc)
+		rc = status_collect(&s, db, dir);
+	if (rc)
+		return cli_fail_last();
+	if (json) {
+		txt = json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		if (txt)
+			puts(txt);
+		free(txt);
+	} else {
+		print_text(s);
+	}
+	json_decref(s);
+	return EXIT_OK;
+}

@@ -1,0 +1,145 @@
+/*
+ * cmd_train.c - `patchtriage train`: build the rows of the mined
+ * repository from its label-regime start on (dataset.h; --since
+ * overrides it), fit the fix and/or risk model (scoring/model/model.c) on them
+ * in time order, and save each under <state>/models/<task> with the
+ * start and its reason in the manifest.  Shows progress on a terminal.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scoring/model/dataset.h"
+#include "bot/cmd/cli.h"
+#include "bot/cmd/cmd_scorer.h"
+#include "bot/cmd/cmds.h"
+
+struct progress {
+	int tty;
+	const char *task;
+};
+
+static void rows_progress(size_t done, size_t total, void *ctx)
+{
+	struct progress *pr = ctx;
+
+	if (pr->tty)
+		fprintf(stderr, "\r\033[Kfeatures: %zu/%zu commits", done,
+			total);
+}
+
+static void model_progress(const char *phase, double done, void *ctx)
+{
+	struct progress *pr = ctx;
+
+	if (pr->tty)
+		fprintf(stderr, "\r\033[K%s: %s (%.0f%%)", pr->task, phase,
+			100 * done);
+}
+
+static int train_task(struct dataset *ds, enum dataset_task t,
+		      struct cli_ctx *ctx, struct progress *pr)
+{
+	unsigned char use[FEAT_NTAB];
+	struct model_params p;
+	struct pt_model *m = NULL;
+	struct buf dir = BUF_INIT;
+	size_t *idx = NULL, n;
+	int rc;
+
+	pr->task = dataset_task_name(t);
+	dataset_task_mask(use, t);
+	dataset_set_labels(ds, t, INT64_MAX);
+	rc = dataset_rows(&idx, &n, ds, t, 0, INT64_MAX, INT64_MAX, 0);
+	if (rc)
+		goto out;
+	model_params_default(&p, MODEL_KIND_FULL);
+	p.task = pr->task;
+	p.tab_use = use;
+	p.progress = model_progress;
+	p.progress_ctx = pr;
+	rc = model_train(&m, ds->d, idx, n, &p);
+	if (!rc)
+		rc = model_set_note(m, "label_regime", ds->regime.why);
+	if (!rc)
+		rc = scorer_model_dir(&dir, ctx, pr->task);
+	if (!rc) {
+		const char *state;
+
+		/* models/ itself */
+		rc = cli_state_dir(ctx, &state);
+		if (!rc) {
+			struct buf md = BUF_INIT;
+
+			buf_addf(&md, "%s/models", state);
+			mkdir(md.ptr, 0700);
+			buf_free(&md);
+		}
+	}
+	if (!rc)
+		rc = model_save(m, dir.ptr);
+	if (pr->tty)
+		fprintf(stderr, "\r\033[K");
+	if (!rc && !ctx->quiet)
+		printf("%-4s model %s: %zu commits, saved to %s\n", pr->task,
+		       model_version(m), n, dir.ptr);
+out:
+	model_free(m);
+	free(idx);
+	buf_free(&dir);
+	return rc;
+}
+
+int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct dataset_opts o = { .since = DATASET_SINCE_AUTO };
+	struct progress pr = { 0 };
+	struct dataset *ds = NULL;
+	const char *task = "all", *repo = NULL;
+	struct db *db;
+	int64_t repo_id;
+	int i, rc;
+
+	if (cli_wants_help(argc, argv, "train"))
+		return EXIT_OK;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--task") && i + 1 < argc)
+			task = argv[++i];
+		else if (!strcmp(argv[i], "--repo") && i + 1 < argc)
+			repo = argv[++i];
+		else if (!strcmp(argv[i], "--since") && i + 1 < argc) {
+			if (dataset_parse_since(&o.since, argv[++i]))
+				return cli_usage("train", "%s",
+						 pt_error_last());
+		} else if (!strcmp(argv[i], "--max-rows") && i + 1 < argc)
+			o.max_rows = strtoul(argv[++i], NULL, 10);
+		else
+			return cli_usage("train", "unknown argument '%s'",
+					 argv[i]);
+	}
+	if (strcmp(task, "fix") && strcmp(task, "risk") && strcmp(task, "all"))
+		return cli_usage("train", "--task is fix, risk or all");
+	pr.tty = isatty(2) && !ctx->quiet;
+	o.hash_bits = MODEL_HASH_BITS;
+	o.progress = rows_progress;
+	o.progress_ctx = &pr;
+	rc = cli_db(ctx, &db);
+	if (!rc)
+		rc = dataset_repo(&repo_id, db, repo);
+	if (!rc)
+		rc = dataset_build(&ds, db, repo_id, &o);
+	if (pr.tty)
+		fprintf(stderr, "\r\033[K");
+	if (!rc && !ctx->quiet)
+		printf("label regime: %s\n", ds->regime.why);
+	if (!rc && strcmp(task, "risk"))
+		rc = train_task(ds, TASK_FIX, ctx, &pr);
+	if (!rc && strcmp(task, "fix"))
+		rc = train_task(ds, TASK_RISK, ctx, &pr);
+	dataset_free(ds);
+	if (pr.tty)
+		fprintf(stderr, "\r\033[K");
+	return rc ? cli_fail_last() : EXIT_OK;
+}

@@ -1,0 +1,498 @@
+/*
+ * http.c - the HTTP client (see http.h): one libcurl easy handle per
+ * client, reset before each request (curl keeps its live connections,
+ * DNS and TLS session caches across curl_easy_reset), header capture
+ * per response (a redirect chain starts a new block at each status
+ * line), a capped body, and the retry loop with its time budget.  Error
+ * messages go through one function that strips the Authorization value
+ * should it ever appear.
+ */
+#include "bot/patchwork/http.h"
+
+#include <curl/curl.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bot/sys/daemon.h"
+
+struct http_client {
+	CURL *h;
+	struct http_opts o;
+	char *auth;       /* "Authorization: <value>" header line */
+	size_t auth_vlen; /* length of the value part */
+	unsigned seed;
+};
+
+/* What the curl callbacks fill in for one transfer. */
+struct xfer {
+	struct http_response *r;
+	size_t max;
+	int too_big;
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void wipe_free(char *s)
+{
+	volatile char *p = s;
+
+	if (!s)
+		return;
+	while (*p)
+		*p++ = '\0';
+	free(s);
+}
+
+/* Set the error, with the Authorization value replaced if present. */
+static int fail(struct http_client *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct http_client *c, int code, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	const char *val = NULL;
+	char *hit;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (buf_addvf(&b, fmt, ap)) {
+		va_end(ap);
+		return PT_ENOMEM;
+	}
+	va_end(ap);
+	if (c && c->auth)
+		val = c->auth + strlen("Authorization: ");
+	while (val && *val && (hit = strstr(b.ptr, val)))
+		memset(hit, '*', strlen(val));
+	code = pt_error_set(code, "%s", b.ptr);
+	buf_free(&b);
+	return code;
+}
+
+char *http_url_for_message(const char *url)
+{
+	const char *scheme, *at, *end;
+	struct buf b = BUF_INIT;
+
+	if (!url)
+		return pt_strdup("(no url)");
+	scheme = strstr(url, "://");
+	if (!scheme)
+		return pt_strdup(url);
+	scheme += 3;
+	end = scheme + strcspn(scheme, "/?#");
+	at = memchr(scheme, '@', (size_t)(end - scheme));
+	if (!at)
+		return pt_strdup(url);
+	if (buf_add(&b, url, (size_t)(scheme - url)) ||
+	    buf_addstr(&b, at + 1))
+		return NULL;
+	return buf_detach(&b, NULL);
+}
+
+int http_client_new(struct http_client **out, const struct http_opts *opts)
+{
+	static const struct http_opts none;
+	struct http_client *c;
+
+	*out = NULL;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	c = pt_calloc(1, sizeof(*c));
+	if (!c)
+		return PT_ENOMEM;
+	c->o = opts ? *opts : none;
+	if (c->o.connect_timeout_ms <= 0)
+		c->o.connect_timeout_ms = 10000;
+	if (c->o.timeout_ms <= 0)
+		c->o.timeout_ms = 60000;
+	if (c->o.max_attempts <= 0)
+		c->o.max_attempts = 5;
+	if (c->o.max_total_ms <= 0)
+		c->o.max_total_ms = 120000;
+	if (c->o.backoff_ms <= 0)
+		c->o.backoff_ms = 500;
+	if (c->o.max_backoff_ms <= 0)
+		c->o.max_backoff_ms = 30000;
+	if (!c->o.max_body)
+		c->o.max_body = PT_MAX_HTTP_BODY;
+	c->o.ca_file = NULL; /* copied below */
+	if (opts && opts->ca_file) {
+		c->o.ca_file = pt_strdup(opts->ca_file);
+		if (!c->o.ca_file)
+			goto nomem;
+	}
+	c->seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16);
+	c->h = curl_easy_init();
+	if (!c->h) {
+		http_client_free(c);
+		return pt_error_set(PT_ENOMEM, "cannot create an HTTP handle");
+	}
+	*out = c;
+	return 0;
+nomem:
+	http_client_free(c);
+	return PT_ENOMEM;
+}
+
+void http_client_free(struct http_client *c)
+{
+	if (!c)
+		return;
+	if (c->h)
+		curl_easy_cleanup(c->h);
+	wipe_free(c->auth);
+	free((char *)c->o.ca_file);
+	free(c);
+}
+
+int http_client_set_auth(struct http_client *c, const char *value)
+{
+	struct buf b = BUF_INIT;
+
+	wipe_free(c->auth);
+	c->auth = NULL;
+	c->auth_vlen = 0;
+	if (!value)
+		return 0;
+	if (strpbrk(value, "\r\n"))
+		return pt_error_set(PT_EINVAL,
+				    "the Authorization value has a line break");
+	if (buf_addstr(&b, "Authorization: ") || buf_addstr(&b, value))
+		return PT_ENOMEM;
+	c->auth_vlen = strlen(value);
+	c->auth = buf_detach(&b, NULL);
+	return 0;
+}
+
+void http_response_init(struct http_response *r)
+{
+	memset(r, 0, sizeof(*r));
+	buf_init(&r->body, 0);
+}
+
+static void clear_headers(struct http_response *r)
+{
+	free(r->content_type);
+	free(r->link);
+	free(r->location);
+	free(r->retry_after);
+	r->content_type = r->link = r->location = r->retry_after = NULL;
+}
+
+void http_response_clear(struct http_response *r)
+{
+	if (!r)
+		return;
+	clear_headers(r);
+	buf_free(&r->body);
+	free(r->url);
+	r->url = NULL;
+	r->status = 0;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t len = size * n;
+
+	if (x->r->body.len + len > x->max) {
+		x->too_big = 1;
+		return 0;
+	}
+	if (buf_add(&x->r->body, ptr, len))
+		return 0;
+	return len;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t n, void *ud)
+{
+	static const char *const names[] = { "content-type", "link",
+					     "location", "retry-after" };
+	struct xfer *x = ud;
+	size_t len = size * n, klen, i;
+	const char *colon, *v, *end;
+	char **dst[4];
+
+	dst[0] = &x->r->content_type;
+	dst[1] = &x->r->link;
+	dst[2] = &x->r->location;
+	dst[3] = &x->r->retry_after;
+	if (len >= 5 && !memcmp(ptr, "HTTP/", 5)) {
+		clear_headers(x->r);
+		return len;
+	}
+	colon = memchr(ptr, ':', len);
+	if (!colon)
+		return len;
+	klen = (size_t)(colon - ptr);
+	v = colon + 1;
+	end = ptr + len;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && isspace((unsigned char)end[-1]))
+		end--;
+	for (i = 0; i < 4; i++) {
+		if (klen != strlen(names[i]) || strncasecmp(ptr, names[i], klen))
+			continue;
+		free(*dst[i]);
+		*dst[i] = pt_strndup(v, (size_t)(end - v));
+		if (!*dst[i])
+			return 0;
+	}
+	return len;
+}
+
+long http_backoff_ms(struct http_client *c, int attempt)
+{
+	long d = c->o.backoff_ms;
+	int i;
+
+	for (i = 2; i < attempt && d < c->o.max_backoff_ms; i++)
+		d *= 2;
+	if (d > c->o.max_backoff_ms)
+		d = c->o.max_backoff_ms;
+	/* "equal jitter": half fixed, half random */
+	return d / 2 + (long)(rand_r(&c->seed) % (unsigned)(d / 2 + 1));
+}
+
+long http_retry_after_ms(const char *value, long now_s)
+{
+	const char *p;
+	time_t t;
+	long s;
+
+	if (!value || !*value)
+		return -1;
+	for (p = value; *p && isdigit((unsigned char)*p); p++)
+		;
+	if (!*p) {
+		if (p - value > 6)
+			return -1;
+		s = strtol(value, NULL, 10);
+		return s * 1000;
+	}
+	t = curl_getdate(value, NULL);
+	if (t == (time_t)-1)
+		return -1;
+	return t <= now_s ? 0 : ((long)t - now_s) * 1000;
+}
+
+int http_sleep_ms(long ms)
+{
+	long end = now_ms() + ms, left;
+
+	while ((left = end - now_ms()) > 0) {
+		if (daemon_should_stop())
+			return pt_error_set(PT_EAGAIN, "interrupted");
+		daemon_sleep_ms(left > 200 ? 200 : left);
+	}
+	return daemon_should_stop() ? pt_error_set(PT_EAGAIN, "interrupted")
+				    : 0;
+}
+
+static int transient_curl(CURLcode e)
+{
+	switch (e) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static CURLcode perform(struct http_client *c, const struct http_request *req,
+			struct xfer *x, long timeout_ms, char *err)
+{
+	struct curl_slist *hl = NULL, *t;
+	const char *method = req->method ? req->method : "GET";
+	char line[256];
+	CURL *h = c->h;
+	CURLcode e;
+	char *eff = NULL;
+
+	curl_easy_reset(h);
+	err[0] = '\0';
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(h, CURLOPT_URL, req->url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "patchtriage/" PT_VERSION);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+			 c->o.connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER,
+			 c->o.no_ssl_verify ? 0L : 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST,
+			 c->o.no_ssl_verify ? 0L : 2L);
+	if (c->o.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->o.ca_file);
+	if (c->o.ca_file) /* instead of the system store, not beside it */
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	if (req->follow) {
+		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+		curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+	}
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+
+	t = curl_slist_append(hl, "Expect:");
+	if (t && req->accept) {
+		hl = t;
+		snprintf(line, sizeof(line), "Accept: %s", req->accept);
+		t = curl_slist_append(hl, line);
+	}
+	if (t && req->content_type) {
+		hl = t;
+		snprintf(line, sizeof(line), "Content-Type: %s",
+			 req->content_type);
+		t = curl_slist_append(hl, line);
+	}
+	if (t && c->auth) {
+		hl = t;
+		t = curl_slist_append(hl, c->auth);
+	}
+	if (!t) {
+		curl_slist_free_all(hl);
+		snprintf(err, CURL_ERROR_SIZE, "out of memory");
+		return CURLE_OUT_OF_MEMORY;
+	}
+	hl = t;
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+
+	if (!strcmp(method, "GET")) {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	} else if (!strcmp(method, "HEAD")) {
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	} else {
+		/*
+		 * curl silently sends a request again when a reused
+		 * connection turns out dead; for a POST that may have been
+		 * carried out already, so these never reuse one.
+		 */
+		curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+		if (strcmp(method, "POST"))
+			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)req->body_len);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+				 req->body ? req->body : "");
+	}
+	e = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->r->status);
+	if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK &&
+	    eff) {
+		free(x->r->url);
+		x->r->url = pt_strdup(eff);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(hl);
+	return e;
+}
+
+int http_do(struct http_client *c, const struct http_request *req,
+	    struct http_response *out)
+{
+	char err[CURL_ERROR_SIZE + 1];
+	struct xfer x;
+	long start = now_ms(), left, wait, ra;
+	char *url;
+	CURLcode e = CURLE_OK;
+	int attempt, rc = 0;
+
+	url = http_url_for_message(req->url);
+	if (!url)
+		return PT_ENOMEM;
+	memset(&x, 0, sizeof(x));
+	x.r = out;
+	x.max = c->o.max_body;
+	for (attempt = 1;; attempt++) {
+		clear_headers(out);
+		buf_reset(&out->body);
+		out->status = 0;
+		out->attempts = attempt;
+		x.too_big = 0;
+		left = c->o.max_total_ms - (now_ms() - start);
+		if (left < 1)
+			left = 1;
+		e = perform(c, req, &x, left < c->o.timeout_ms
+				       ? left : c->o.timeout_ms, err);
+		if (x.too_big) {
+			rc = fail(c, PT_ETOOBIG,
+				  "response from '%s' is larger than %zu bytes",
+				  url, x.max);
+			goto out;
+		}
+		if (e == CURLE_OK && out->status != 429 && out->status < 500) {
+			rc = 0;
+			goto out;
+		}
+		if (e != CURLE_OK && !transient_curl(e))
+			break;
+		if (req->once || attempt >= c->o.max_attempts)
+			break;
+		wait = http_backoff_ms(c, attempt + 1);
+		ra = e == CURLE_OK ? http_retry_after_ms(out->retry_after,
+							  (long)time(NULL))
+				   : -1;
+		if (ra >= 0)
+			wait = ra;
+		if (now_ms() - start + wait >= c->o.max_total_ms)
+			break;
+		rc = http_sleep_ms(wait);
+		if (rc) {
+			rc = fail(c, PT_EAGAIN, "request to '%s' interrupted",
+				  url);
+			goto out;
+		}
+	}
+	left = now_ms() - start;
+	if (e == CURLE_OPERATION_TIMEDOUT)
+		rc = fail(c, PT_ENET,
+			  "'%s' did not answer in time (%d attempt%s in "
+			  "%.1fs)",
+			  url, attempt, attempt == 1 ? "" : "s", left / 1000.0);
+	else if (e != CURLE_OK)
+		rc = fail(c, PT_ENET, "cannot reach '%s': %s (%d attempt%s in "
+			  "%.1fs)", url, *err ? err : curl_easy_strerror(e),
+			  attempt, attempt == 1 ? "" : "s", left / 1000.0);
+	else
+		rc = fail(c, PT_EAGAIN,
+			  "'%s' answered HTTP %ld%s%s%s%s (%d attempt%s in "
+			  "%.1fs)",
+			  url, out->status,
+			  out->content_type ? " (" : "",
+			  out->content_type ? out->content_type : "",
+			  out->content_type ? ")" : "",
+			  out->status == 429 && out->retry_after
+				  ? ", asked to retry later" : "",
+			  attempt, attempt == 1 ? "" : "s", left / 1000.0);
+out:
+	free(url);
+	return rc;
+}

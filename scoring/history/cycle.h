@@ -1,0 +1,94 @@
+/*
+ * cycle.h - the release cycle of mined commits: which tags are releases
+ * and release candidates (a configurable extended regex), the first tag
+ * that contains each commit, its phase (merge window, after rcN, no rc,
+ * unreleased) and soak time.  Owns the tags table and the cycle columns
+ * of commits (see history.h).
+ */
+#ifndef PT_CYCLE_H
+#define PT_CYCLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scoring/store/db.h"
+#include "scoring/util/pt.h"
+
+struct git_repository;
+
+/*
+ * The pattern's first group is the release version (the tag up to its
+ * end names the final release), its last group the rc number (unmatched
+ * for a final release).  Handles v6.7-rc3, v6.7, v23.11-rc1, v8.2.0-rc1,
+ * v2.6.39.
+ */
+#define CYCLE_DEFAULT_PATTERN \
+	"^v([0-9]+\\.[0-9]+(\\.[0-9]+)?)(-rc([0-9]+))?$"
+
+struct cycle_tag {
+	char *name;
+	char *release;      /* final release name, e.g. "v23.11" */
+	unsigned long ver[4];
+	size_t nver;
+	int rc;             /* 0 for the final release */
+};
+
+/*
+ * Parse NAME with the compiled PATTERN (NULL = default).  Returns 1 and
+ * fills *out when NAME is a release tag, 0 when it does not match, or a
+ * negative error for a bad pattern.
+ */
+int cycle_parse_tag(struct cycle_tag *out, const char *name,
+		    const char *pattern);
+void cycle_tag_clear(struct cycle_tag *t);
+/* Version order: <0, 0, >0 (rcs before their final release). */
+int cycle_tag_cmp(const struct cycle_tag *a, const struct cycle_tag *b);
+
+/*
+ * Recompute the tags table and the cycle columns of every mined commit of
+ * REPO_ID: tags are visited once in version order, each marking the
+ * commits it reaches that no earlier tag reached (one pass over the
+ * graph, no per-commit reachability query).  *ntags: matching tags.
+ */
+int cycle_assign(size_t *ntags, struct db *db, struct git_repository *repo,
+		 int64_t repo_id, const char *pattern);
+
+/* ---- the cycle report (`patchtriage stats cycle`) ---------------- */
+
+struct cycle_phase {
+	char name[16];      /* "merge-window", "rc1", ..., "rc5+" */
+	int rc;             /* first rc of the bucket */
+	size_t commits;
+	int64_t lines;      /* added + removed */
+	size_t bugs;        /* bug-introducing commits */
+	double per_kloc;    /* bugs per 1000 changed lines */
+};
+
+struct cycle_stats {
+	struct cycle_phase *phases; /* merge window, rc1.., late bucket */
+	size_t nphases;
+	int late;           /* first rc counted as late */
+	double ratio;       /* late per_kloc / merge-window per_kloc */
+	double lo, hi;      /* bootstrap 95% percentile interval */
+	unsigned boot;      /* resamples */
+	unsigned long long seed;
+	int64_t cutoff;     /* only commits committed at or before */
+};
+
+/*
+ * Bug-introducing commits per 1000 changed lines by phase for commits of
+ * REPO_ID with a release phase, committed at least HORIZON_DAYS before the
+ * newest mined commit (younger ones have not had time to be found
+ * buggy), and the late (rc >= LATE) / merge-window ratio with a
+ * stratified commit-level bootstrap of BOOT resamples from SEED.
+ */
+int cycle_stats(struct cycle_stats *out, struct db *db, int64_t repo_id,
+		int late, int horizon_days, unsigned boot,
+		unsigned long long seed);
+void cycle_stats_clear(struct cycle_stats *s);
+int cycle_stats_table(struct buf *out, const struct cycle_stats *s);
+int cycle_stats_json(struct buf *out, const struct cycle_stats *s);
+/* A self-contained SVG bar chart of per_kloc by phase. */
+int cycle_stats_svg(struct buf *out, const struct cycle_stats *s);
+
+#endif

@@ -1,0 +1,982 @@
+/*
+ * labels.c - fix and bug-introducing labels.  It owns the fix_refs and
+ * labels tables (history.h), recomputed from commits and trailers on every
+ * mining run: each Fixes: trailer and each "This reverts commit <sha>."
+ * becomes a reference, resolved to a mined commit by full id, by the
+ * object database's prefix lookup for an abbreviated id, and else by the
+ * quoted subject; the trivial-fix rules (conf/labels.conf) keep a
+ * reference from labelling; the horizon keeps young commits from being
+ * negatives.  It does not parse trailers (trailer.c does, at mining).
+ */
+#include "scoring/history/labels.h"
+
+#include <ctype.h>
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "scoring/store/config.h"
+#include "scoring/patch/patch.h"
+#include "scoring/util/strmap.h"
+
+#define RACE_WINDOW 40 /* bytes between a qualifier and the race word */
+
+struct wlist {
+	char **v;
+	size_t n;
+};
+
+struct labels_conf {
+	struct wlist doc_dir, doc_suffix, spell, qual, race, unless;
+};
+
+static const char *const def_doc_dir[] = { "doc/", "docs/", "Documentation/",
+					   NULL };
+static const char *const def_doc_suffix[] = { ".rst", ".md", ".html", ".svg",
+					      NULL };
+static const char *const def_spell[] = { "spelling", "misspel", "typo",
+					 "kernel-doc", "kerneldoc",
+					 "checkpatch", "grammar", NULL };
+static const char *const def_qual[] = { "theoretical", "theoretically",
+					"potential", "potentially",
+					"possible", "possibly", NULL };
+static const char *const def_race[] = { "race", "racy", "data race", NULL };
+static const char *const def_unless[] = {
+	"crash", "hang", "corrupt", "leak", "panic", "oops", "deadlock",
+	"lockup", "segfault", "use-after-free", NULL,
+};
+
+static const char *const rule_names[LABELS_NRULES] = { "nocode", "spelling",
+						       "race" };
+
+const char *labels_rule_name(enum labels_rule r)
+{
+	return (unsigned)r < LABELS_NRULES ? rule_names[r] : "?";
+}
+
+static void wlist_free(struct wlist *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		free(w->v[i]);
+	free(w->v);
+	w->v = NULL;
+	w->n = 0;
+}
+
+static int wlist_set(struct wlist *w, const char *const *src)
+{
+	size_t n = 0;
+
+	while (src[n])
+		n++;
+	w->v = pt_calloc(n + 1, sizeof(*w->v));
+	if (!w->v)
+		return PT_ENOMEM;
+	for (w->n = 0; w->n < n; w->n++) {
+		w->v[w->n] = pt_strdup(src[w->n]);
+		if (!w->v[w->n])
+			return PT_ENOMEM;
+	}
+	return 0;
+}
+
+void labels_conf_free(struct labels_conf *c)
+{
+	if (!c)
+		return;
+	wlist_free(&c->doc_dir);
+	wlist_free(&c->doc_suffix);
+	wlist_free(&c->spell);
+	wlist_free(&c->qual);
+	wlist_free(&c->race);
+	wlist_free(&c->unless);
+	free(c);
+}
+
+static int wlist_load(struct wlist *w, struct config *cfg, const char *key)
+{
+	char **v;
+	int rc;
+
+	rc = config_get_all(cfg, key, &v);
+	if (rc)
+		return rc;
+	rc = wlist_set(w, (const char *const *)v);
+	config_strv_free(v);
+	return rc;
+}
+
+static int load_file(struct labels_conf *c, const char *path)
+{
+	struct config *cfg = NULL;
+	int rc;
+
+	if (access(path, R_OK))
+		return pt_error_set(PT_ENOTFOUND, "cannot read labels "
+				    "configuration '%s'", path);
+	rc = config_open(&cfg, path);
+	if (!rc)
+		rc = wlist_load(&c->doc_dir, cfg, "trivial.nocode.doc-dir");
+	if (!rc)
+		rc = wlist_load(&c->doc_suffix, cfg,
+				"trivial.nocode.doc-suffix");
+	if (!rc)
+		rc = wlist_load(&c->spell, cfg, "trivial.spelling.word");
+	if (!rc)
+		rc = wlist_load(&c->qual, cfg, "trivial.race.qualifier");
+	if (!rc)
+		rc = wlist_load(&c->race, cfg, "trivial.race.word");
+	if (!rc)
+		rc = wlist_load(&c->unless, cfg, "trivial.race.unless");
+	config_free(cfg);
+	return rc;
+}
+
+int labels_conf_load(struct labels_conf **out, const char *path)
+{
+	struct labels_conf *c;
+	int rc;
+
+	*out = NULL;
+	c = pt_calloc(1, sizeof(*c));
+	if (!c)
+		return PT_ENOMEM;
+	if (path) {
+		rc = load_file(c, path);
+	} else {
+		rc = wlist_set(&c->doc_dir, def_doc_dir);
+		if (!rc)
+			rc = wlist_set(&c->doc_suffix, def_doc_suffix);
+		if (!rc)
+			rc = wlist_set(&c->spell, def_spell);
+		if (!rc)
+			rc = wlist_set(&c->qual, def_qual);
+		if (!rc)
+			rc = wlist_set(&c->race, def_race);
+		if (!rc)
+			rc = wlist_set(&c->unless, def_unless);
+	}
+	if (rc) {
+		labels_conf_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+static int wlist_equal(const struct wlist *a, const struct wlist *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return 0;
+	return 1;
+}
+
+int labels_conf_equal(const struct labels_conf *a,
+		      const struct labels_conf *b)
+{
+	return wlist_equal(&a->doc_dir, &b->doc_dir) &&
+	       wlist_equal(&a->doc_suffix, &b->doc_suffix) &&
+	       wlist_equal(&a->spell, &b->spell) &&
+	       wlist_equal(&a->qual, &b->qual) &&
+	       wlist_equal(&a->race, &b->race) &&
+	       wlist_equal(&a->unless, &b->unless);
+}
+
+int labels_doc_path(const struct labels_conf *c, const char *path)
+{
+	size_t i, n = strlen(path);
+
+	for (i = 0; i < c->doc_dir.n; i++) {
+		const char *d = c->doc_dir.v[i];
+		size_t dl = strlen(d);
+
+		if (!strncmp(path, d, dl))
+			return 1;
+	}
+	for (i = 0; i < c->doc_suffix.n; i++) {
+		size_t sl = strlen(c->doc_suffix.v[i]);
+
+		if (n >= sl && !strcmp(path + n - sl, c->doc_suffix.v[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Next position >= from where WORD starts a word in TEXT, or -1. */
+static long find_word(const char *text, size_t len, size_t from,
+		      const char *word)
+{
+	size_t wl = strlen(word), i;
+
+	if (!wl || wl > len)
+		return -1;
+	for (i = from; i + wl <= len; i++) {
+		if (i && isalnum((unsigned char)text[i - 1]))
+			continue;
+		if (!strncasecmp(text + i, word, wl))
+			return (long)i;
+	}
+	return -1;
+}
+
+static int any_word(const struct wlist *w, const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (find_word(text, len, 0, w->v[i]) >= 0)
+			return 1;
+	return 0;
+}
+
+/* A qualifier that ends at most RACE_WINDOW bytes before position at. */
+static int qualified(const struct labels_conf *c, const char *text,
+		     size_t len, size_t at)
+{
+	size_t from = at > RACE_WINDOW + 32 ? at - RACE_WINDOW - 32 : 0, i;
+
+	for (i = 0; i < c->qual.n; i++) {
+		size_t ql = strlen(c->qual.v[i]);
+		long q = (long)from - 1;
+
+		while ((q = find_word(text, at, (size_t)(q + 1),
+				      c->qual.v[i])) >= 0)
+			if ((size_t)q + ql + RACE_WINDOW >= at)
+				return 1;
+	}
+	(void)len;
+	return 0;
+}
+
+static int race_rule(const struct labels_conf *c, const char *text,
+		     size_t len)
+{
+	size_t i;
+
+	if (any_word(&c->unless, text, len))
+		return 0;
+	for (i = 0; i < c->race.n; i++) {
+		long at = -1;
+
+		while ((at = find_word(text, len, (size_t)(at + 1),
+				       c->race.v[i])) >= 0)
+			if (qualified(c, text, len, (size_t)at))
+				return 1;
+	}
+	return 0;
+}
+
+int labels_word_rule(const struct labels_conf *c, const char *text,
+		     size_t len)
+{
+	if (any_word(&c->spell, text, len))
+		return LABELS_SPELLING;
+	if (race_rule(c, text, len))
+		return LABELS_RACE;
+	return -1;
+}
+
+/* ---- the labelling pass ---------------------------------------------- */
+
+struct lcommit {
+	int64_t id, seq, cdate;
+	char sha[GIT_OID_HEXSZ + 1];
+	int doc_only;
+	long prev_subject;  /* earlier commit with the same subject, or -1 */
+	int rule;           /* trivial rule of this commit as a fixer; -2 */
+	int is_fix, is_stable;
+	/* label */
+	size_t nfixes, ntrivial;
+	int64_t discovered;
+	long last_fixer;
+};
+
+struct ref {
+	long fixer, target;
+	const char *kind;   /* "fixes" or "revert" */
+	char *ref, *subject;
+	char target_sha[GIT_OID_HEXSZ + 1];
+	const char *how, *why;
+	int trivial;        /* rule, or -1 */
+};
+
+struct lctx {
+	struct db *db;
+	git_odb *odb;
+	int64_t repo_id;
+	const struct labels_conf *conf;
+	struct lcommit *c;
+	size_t n;
+	struct strmap by_sha, by_subject, by_id;
+	struct ref *refs;
+	size_t nrefs, cap;
+	sqlite3_stmt *text_st;
+};
+
+static int load_commits(struct lctx *x)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	rc = db_prepare(&st, x->db, "SELECT id, sha, seq, commit_date, "
+			"subject, coalesce(doc_only, 0) FROM commits WHERE "
+			"repo_id = ? ORDER BY seq");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, x->repo_id);
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		struct lcommit *c;
+		struct strmap_entry *e;
+		const char *sha = (const char *)sqlite3_column_text(st, 1);
+		const char *subj = (const char *)sqlite3_column_text(st, 4);
+		char idbuf[24];
+		int added;
+
+		if (x->n == cap) {
+			cap = cap ? cap * 2 : 4096;
+			c = pt_reallocarray(x->c, cap, sizeof(*c));
+			if (!c) {
+				rc = PT_ENOMEM;
+				break;
+			}
+			x->c = c;
+		}
+		c = &x->c[x->n];
+		memset(c, 0, sizeof(*c));
+		c->id = sqlite3_column_int64(st, 0);
+		c->seq = sqlite3_column_int64(st, 2);
+		c->cdate = sqlite3_column_int64(st, 3);
+		c->doc_only = sqlite3_column_int(st, 5);
+		c->rule = -2;
+		c->last_fixer = -1;
+		snprintf(c->sha, sizeof(c->sha), "%s", sha ? sha : "");
+		rc = strmap_put(&e, NULL, &x->by_sha, c->sha, strlen(c->sha));
+		if (!rc)
+			e->v.i = (int64_t)x->n;
+		snprintf(idbuf, sizeof(idbuf), "%lld", (long long)c->id);
+		if (!rc)
+			rc = strmap_put(&e, NULL, &x->by_id, idbuf,
+					strlen(idbuf));
+		if (!rc)
+			e->v.i = (int64_t)x->n;
+		if (!rc && subj) {
+			rc = strmap_put(&e, &added, &x->by_subject, subj,
+					(size_t)sqlite3_column_bytes(st, 4));
+			if (!rc) {
+				c->prev_subject = added ? -1 : (long)e->v.i;
+				e->v.i = (int64_t)x->n;
+			}
+		} else {
+			c->prev_subject = -1;
+		}
+		x->n++;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static long by_id(struct lctx *x, int64_t id)
+{
+	char idbuf[24];
+	struct strmap_entry *e;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	e = strmap_get(&x->by_id, idbuf, strlen(idbuf));
+	return e ? (long)e->v.i : -1;
+}
+
+static int add_ref(struct lctx *x, long fixer, const char *kind,
+		   const char *ref, size_t rlen, const char *subj,
+		   size_t slen)
+{
+	struct ref *r;
+
+	if (x->nrefs == x->cap) {
+		size_t ncap = x->cap ? x->cap * 2 : 1024;
+
+		r = pt_reallocarray(x->refs, ncap, sizeof(*r));
+		if (!r)
+			return PT_ENOMEM;
+		x->refs = r;
+		x->cap = ncap;
+	}
+	r = &x->refs[x->nrefs];
+	memset(r, 0, sizeof(*r));
+	r->fixer = fixer;
+	r->target = -1;
+	r->kind = kind;
+	r->trivial = -1;
+	r->ref = ref ? pt_strndup(ref, rlen) : NULL;
+	r->subject = subj ? pt_strndup(subj, slen) : NULL;
+	if ((ref && !r->ref) || (subj && !r->subject)) {
+		free(r->ref);
+		free(r->subject);
+		return PT_ENOMEM;
+	}
+	x->nrefs++;
+	return 0;
+}
+
+static int load_fixes(struct lctx *x)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, x->db,
+			"SELECT t.commit_id, t.fixes_sha, t.fixes_subject "
+			"FROM trailers t JOIN commits c ON c.id = t.commit_id "
+			"WHERE c.repo_id = ? AND t.kind = ? "
+			"ORDER BY c.seq, t.idx");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, x->repo_id);
+	sqlite3_bind_int(st, 2, TRAILER_FIXES);
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		long f = by_id(x, sqlite3_column_int64(st, 0));
+
+		if (f < 0)
+			continue;
+		rc = add_ref(x, f, "fixes",
+			     (const char *)sqlite3_column_text(st, 1),
+			     (size_t)sqlite3_column_bytes(st, 1),
+			     (const char *)sqlite3_column_text(st, 2),
+			     (size_t)sqlite3_column_bytes(st, 2));
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static const char revert_marker[] = "This reverts commit ";
+
+static int load_reverts(struct lctx *x, size_t *nreverts)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, x->db,
+			"SELECT id, message, subject FROM commits WHERE "
+			"repo_id = ? AND instr(message, ?) > 0 ORDER BY seq");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, x->repo_id);
+	sqlite3_bind_text(st, 2, revert_marker, -1, SQLITE_STATIC);
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		long f = by_id(x, sqlite3_column_int64(st, 0));
+		const char *m = (const char *)sqlite3_column_text(st, 1);
+		const char *s = (const char *)sqlite3_column_text(st, 2);
+		const char *p = m ? strstr(m, revert_marker) : NULL;
+		const char *subj = NULL;
+		size_t hl = 0, sl = 0;
+
+		if (f < 0 || !p)
+			continue;
+		p += sizeof(revert_marker) - 1;
+		while (isxdigit((unsigned char)p[hl]) && hl < GIT_OID_HEXSZ)
+			hl++;
+		if (s && !strncmp(s, "Revert \"", 8)) {
+			sl = strlen(s);
+			subj = s + 8;
+			sl -= 8;
+			if (sl && subj[sl - 1] == '"')
+				sl--;
+		}
+		(*nreverts)++;
+		rc = add_ref(x, f, "revert", p, hl, subj, sl);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The latest mined commit before FIXER with exactly this subject. */
+static long subject_lookup(struct lctx *x, const char *subj, long fixer)
+{
+	struct strmap_entry *e;
+	long i;
+
+	if (!subj || !*subj)
+		return -1;
+	e = strmap_get(&x->by_subject, subj, strlen(subj));
+	for (i = e ? (long)e->v.i : -1; i >= 0; i = x->c[i].prev_subject)
+		if (x->c[i].seq < x->c[fixer].seq)
+			return i;
+	return -1;
+}
+
+static int hex_ok(const char *s, size_t *len)
+{
+	size_t i;
+
+	*len = s ? strlen(s) : 0;
+	if (*len < GIT_OID_MINPREFIXLEN || *len > GIT_OID_HEXSZ)
+		return 0;
+	for (i = 0; i < *len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/* Resolve by id: sets how/target/why; "" how when the id did not do it. */
+static void resolve_id(struct lctx *x, struct ref *r)
+{
+	git_oid short_id, full;
+	git_object_t type;
+	struct strmap_entry *e;
+	char lower[GIT_OID_HEXSZ + 1];
+	size_t len, i, size;
+	int rc;
+
+	r->how = NULL;
+	if (!hex_ok(r->ref, &len)) {
+		r->why = "no-id";
+		return;
+	}
+	for (i = 0; i <= len; i++)
+		lower[i] = (char)tolower((unsigned char)r->ref[i]);
+	if (len == GIT_OID_HEXSZ && (e = strmap_get(&x->by_sha, lower, len))) {
+		r->how = "full";
+		r->target = (long)e->v.i;
+		snprintf(r->target_sha, sizeof(r->target_sha), "%s", lower);
+		return;
+	}
+	git_oid_fromstrn(&short_id, lower, len);
+	rc = git_odb_exists_prefix(&full, x->odb, &short_id, len);
+	git_error_clear();
+	if (rc == GIT_EAMBIGUOUS) {
+		r->why = "ambiguous";
+		return;
+	}
+	if (rc) {
+		r->why = "missing";
+		return;
+	}
+	if (git_odb_read_header(&size, &type, x->odb, &full) ||
+	    type != GIT_OBJECT_COMMIT) {
+		git_error_clear();
+		r->why = "not-commit";
+		return;
+	}
+	git_oid_tostr(r->target_sha, sizeof(r->target_sha), &full);
+	r->how = len == GIT_OID_HEXSZ ? "full" : "prefix";
+	e = strmap_get(&x->by_sha, r->target_sha, GIT_OID_HEXSZ);
+	if (e)
+		r->target = (long)e->v.i;
+	else
+		r->why = "not-mined";
+}
+
+static void resolve(struct lctx *x, struct ref *r)
+{
+	resolve_id(x, r);
+	if (!r->how) {
+		long t = subject_lookup(x, r->subject, r->fixer);
+
+		if (t >= 0) {
+			r->how = "subject";
+			r->target = t;
+			memcpy(r->target_sha, x->c[t].sha, sizeof(r->target_sha));
+		} else {
+			r->how = "unresolved";
+		}
+	}
+	if (r->target == r->fixer) {
+		r->how = "unresolved";
+		r->why = "self";
+		r->target = -1;
+	} else if (r->target >= 0 && x->c[r->target].seq > x->c[r->fixer].seq) {
+		r->how = "unresolved";
+		r->why = "later";
+		r->target = -1;
+	}
+}
+
+/* The trivial rule of FIXER for a reference of KIND, or -1. */
+static int fixer_rule(struct lctx *x, long fixer, const char *kind)
+{
+	struct lcommit *c = &x->c[fixer];
+	int rule = -1;
+
+	if (c->doc_only)
+		return LABELS_NOCODE;
+	if (strcmp(kind, "fixes"))
+		return -1;
+	if (c->rule != -2)
+		return c->rule;
+	sqlite3_bind_int64(x->text_st, 1, c->id);
+	if (sqlite3_step(x->text_st) == SQLITE_ROW)
+		rule = labels_word_rule(
+			x->conf, sqlite3_column_blob(x->text_st, 0),
+			(size_t)sqlite3_column_bytes(x->text_st, 0));
+	sqlite3_reset(x->text_st);
+	c->rule = rule;
+	return rule;
+}
+
+static int load_fix_flags(struct lctx *x)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, x->db,
+			"SELECT t.commit_id, max(t.kind = ?2), max(t.is_stable "
+			"OR (t.kind = ?3 AND lower(t.value) LIKE '%stable@%'))"
+			" FROM trailers t JOIN commits c ON c.id = t.commit_id"
+			" WHERE c.repo_id = ?1 GROUP BY t.commit_id");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, x->repo_id);
+	sqlite3_bind_int(st, 2, TRAILER_FIXES);
+	sqlite3_bind_int(st, 3, TRAILER_CC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		long i = by_id(x, sqlite3_column_int64(st, 0));
+
+		if (i < 0)
+			continue;
+		x->c[i].is_stable = sqlite3_column_int(st, 2);
+		x->c[i].is_fix = sqlite3_column_int(st, 1) ||
+				 x->c[i].is_stable;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s && *s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static int write_refs(struct lctx *x)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc;
+
+	rc = db_prepare(&st, x->db,
+			"INSERT INTO fix_refs (commit_id, kind, ref, "
+			"ref_subject, target_id, target_sha, how, why, "
+			"trivial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	for (i = 0; !rc && i < x->nrefs; i++) {
+		const struct ref *r = &x->refs[i];
+
+		sqlite3_bind_int64(st, 1, x->c[r->fixer].id);
+		sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
+		bind_opt(st, 3, r->ref);
+		bind_opt(st, 4, r->subject);
+		if (r->target >= 0)
+			sqlite3_bind_int64(st, 5, x->c[r->target].id);
+		else
+			sqlite3_bind_null(st, 5);
+		bind_opt(st, 6, r->target_sha);
+		sqlite3_bind_text(st, 7, r->how, -1, SQLITE_STATIC);
+		bind_opt(st, 8, r->why);
+		bind_opt(st, 9, r->trivial >= 0 ? rule_names[r->trivial]
+						 : NULL);
+		rc = sqlite3_step(st) == SQLITE_DONE
+			     ? 0 : db_error(x->db, "saving a fix reference");
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int write_labels(struct lctx *x, struct labels_counts *out,
+			int64_t horizon)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc;
+
+	rc = db_prepare(&st, x->db,
+			"INSERT INTO labels (commit_id, is_fix, is_stable, "
+			"bug, nfixes, discovered, trivial_only, negative_ok) "
+			"VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+	for (i = 0; !rc && i < x->n; i++) {
+		const struct lcommit *c = &x->c[i];
+		int bug = c->nfixes > 0;
+		int neg_ok = bug || c->cdate <= horizon;
+
+		out->fixes += c->is_fix;
+		out->bugs += bug;
+		out->trivial_only += !bug && c->ntrivial;
+		out->negatives += !bug && neg_ok;
+		sqlite3_bind_int64(st, 1, c->id);
+		sqlite3_bind_int(st, 2, c->is_fix);
+		sqlite3_bind_int(st, 3, c->is_stable);
+		sqlite3_bind_int(st, 4, bug);
+		sqlite3_bind_int64(st, 5, (int64_t)c->nfixes);
+		if (bug)
+			sqlite3_bind_int64(st, 6, c->discovered);
+		else
+			sqlite3_bind_null(st, 6);
+		sqlite3_bind_int(st, 7, !bug && c->ntrivial);
+		sqlite3_bind_int(st, 8, neg_ok);
+		rc = sqlite3_step(st) == SQLITE_DONE
+			     ? 0 : db_error(x->db, "saving a label");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static void apply_refs(struct lctx *x, struct labels_counts *out)
+{
+	size_t i;
+
+	for (i = 0; i < x->nrefs; i++) {
+		struct ref *r = &x->refs[i];
+		struct lcommit *t;
+
+		if (!strcmp(r->how, "full"))
+			out->full++;
+		else if (!strcmp(r->how, "prefix"))
+			out->prefix++;
+		else if (!strcmp(r->how, "subject"))
+			out->subject++;
+		else
+			out->unresolved++;
+		if (r->why && !strcmp(r->why, "not-mined"))
+			out->not_mined++;
+		if (r->target < 0)
+			continue;
+		t = &x->c[r->target];
+		r->trivial = fixer_rule(x, r->fixer, r->kind);
+		if (r->trivial >= 0) {
+			out->trivial[r->trivial]++;
+			t->ntrivial++;
+			continue;
+		}
+		if (t->last_fixer == r->fixer)
+			continue; /* two trailers of one fix */
+		t->last_fixer = r->fixer;
+		if (!t->nfixes || x->c[r->fixer].cdate < t->discovered)
+			t->discovered = x->c[r->fixer].cdate;
+		t->nfixes++;
+	}
+	out->refs = x->nrefs;
+}
+
+static int clear_tables(struct lctx *x)
+{
+	sqlite3_stmt *st;
+	static const char *const sql[] = {
+		"DELETE FROM fix_refs WHERE commit_id IN (SELECT id FROM "
+		"commits WHERE repo_id = ?)",
+		"DELETE FROM labels WHERE commit_id IN (SELECT id FROM "
+		"commits WHERE repo_id = ?)",
+	};
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < 2 && !rc; i++) {
+		rc = db_prepare(&st, x->db, sql[i]);
+		if (rc)
+			break;
+		sqlite3_bind_int64(st, 1, x->repo_id);
+		rc = sqlite3_step(st) == SQLITE_DONE
+			     ? 0 : db_error(x->db, "clearing labels");
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
+static int compute(struct lctx *x, struct labels_counts *out,
+		   int horizon_days)
+{
+	int64_t newest = 0;
+	size_t i;
+	int rc;
+
+	rc = load_commits(x);
+	if (!rc)
+		rc = load_fixes(x);
+	if (!rc)
+		rc = load_reverts(x, &out->reverts);
+	if (!rc)
+		rc = load_fix_flags(x);
+	if (!rc)
+		rc = db_prepare(&x->text_st, x->db,
+				"SELECT substr(CAST(message AS BLOB), 1, "
+				"body_len) FROM commits WHERE id = ?");
+	if (rc)
+		return rc;
+	for (i = 0; i < x->nrefs; i++)
+		resolve(x, &x->refs[i]);
+	apply_refs(x, out);
+	for (i = 0; i < x->n; i++)
+		if (x->c[i].cdate > newest)
+			newest = x->c[i].cdate;
+	rc = db_begin(x->db);
+	if (rc)
+		return rc;
+	rc = clear_tables(x);
+	if (!rc)
+		rc = write_refs(x);
+	if (!rc)
+		rc = write_labels(x, out,
+				  newest - (int64_t)horizon_days * 86400);
+	if (!rc)
+		rc = db_commit(x->db);
+	else
+		db_rollback(x->db);
+	return rc;
+}
+
+static int count_with_fixes(size_t *out, struct db *db, int64_t repo_id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db, "SELECT count(DISTINCT t.commit_id) FROM "
+			"trailers t JOIN commits c ON c.id = t.commit_id "
+			"WHERE c.repo_id = ? AND t.kind = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, repo_id);
+	sqlite3_bind_int(st, 2, TRAILER_FIXES);
+	*out = sqlite3_step(st) == SQLITE_ROW
+		       ? (size_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int labels_compute(struct labels_counts *out, struct db *db,
+		   struct git_repository *repo, int64_t repo_id,
+		   const struct labels_conf *c, int horizon_days)
+{
+	struct lctx x;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&x, 0, sizeof(x));
+	x.db = db;
+	x.repo_id = repo_id;
+	x.conf = c;
+	if (git_repository_odb(&x.odb, repo))
+		return pt_error_set(PT_EIO, "cannot open the object database");
+	rc = compute(&x, out, horizon_days);
+	if (!rc)
+		rc = count_with_fixes(&out->with_fixes, db, repo_id);
+	sqlite3_finalize(x.text_st);
+	for (i = 0; i < x.nrefs; i++) {
+		free(x.refs[i].ref);
+		free(x.refs[i].subject);
+	}
+	free(x.refs);
+	free(x.c);
+	strmap_free(&x.by_sha);
+	strmap_free(&x.by_subject);
+	strmap_free(&x.by_id);
+	git_odb_free(x.odb);
+	return rc;
+}
+
+/* ---- mine --report ----------------------------------------------------- */
+
+static int report_counts(struct buf *out, struct db *db, int64_t repo_id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"SELECT count(*), sum(how = 'full'), "
+			"sum(how = 'prefix'), sum(how = 'subject'), "
+			"sum(how = 'unresolved'), sum(why = 'not-mined'), "
+			"sum(trivial = 'nocode'), sum(trivial = 'spelling'), "
+			"sum(trivial = 'race') FROM fix_refs r JOIN commits c "
+			"ON c.id = r.commit_id WHERE c.repo_id = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, repo_id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rc = buf_addf(out,
+			      "references:  %lld (full id %lld, prefix %lld, "
+			      "subject %lld, unresolved %lld; resolved to "
+			      "commits not mined %lld)\n"
+			      "trivial:     nocode %lld, spelling %lld, "
+			      "race %lld (references dropped)\n",
+			      (long long)sqlite3_column_int64(st, 0),
+			      (long long)sqlite3_column_int64(st, 1),
+			      (long long)sqlite3_column_int64(st, 2),
+			      (long long)sqlite3_column_int64(st, 3),
+			      (long long)sqlite3_column_int64(st, 4),
+			      (long long)sqlite3_column_int64(st, 5),
+			      (long long)sqlite3_column_int64(st, 6),
+			      (long long)sqlite3_column_int64(st, 7),
+			      (long long)sqlite3_column_int64(st, 8));
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int report_unresolved(struct buf *out, struct db *db, int64_t repo_id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"SELECT substr(c.sha, 1, 12), r.kind, r.ref, "
+			"r.ref_subject, r.why FROM fix_refs r JOIN commits c "
+			"ON c.id = r.commit_id WHERE c.repo_id = ? AND "
+			"r.how = 'unresolved' ORDER BY c.seq, r.id");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, repo_id);
+	rc = buf_addstr(out, "unresolved references:\n");
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		const char *ref = (const char *)sqlite3_column_text(st, 2);
+		const char *subj = (const char *)sqlite3_column_text(st, 3);
+		const char *why = (const char *)sqlite3_column_text(st, 4);
+
+		rc = buf_addf(out, "  %s %s '%s' (\"%s\") %s\n",
+			      sqlite3_column_text(st, 0),
+			      sqlite3_column_text(st, 1), ref ? ref : "",
+			      subj ? subj : "", why ? why : "no match");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int labels_report(struct buf *out, struct db *db, int64_t repo_id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"SELECT count(*), sum(l.is_fix), sum(l.bug), "
+			"sum(l.trivial_only), sum(l.bug = 0 AND "
+			"l.negative_ok) FROM labels l JOIN commits c ON "
+			"c.id = l.commit_id WHERE c.repo_id = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, repo_id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rc = buf_addf(out,
+			      "commits:     %lld (fix %lld, bug-introducing "
+			      "%lld, only trivial fixes %lld, usable "
+			      "negatives %lld)\n",
+			      (long long)sqlite3_column_int64(st, 0),
+			      (long long)sqlite3_column_int64(st, 1),
+			      (long long)sqlite3_column_int64(st, 2),
+			      (long long)sqlite3_column_int64(st, 3),
+			      (long long)sqlite3_column_int64(st, 4));
+	sqlite3_finalize(st);
+	if (!rc)
+		rc = report_counts(out, db, repo_id);
+	if (!rc)
+		rc = report_unresolved(out, db, repo_id);
+	return rc;
+}

@@ -1,0 +1,1008 @@
+/*
+ * archive.c - list archives read into the threading tables (see
+ * archive.h): the public-inbox walk with libgit2, the streaming mbox
+ * reader with zlib, the import loop that parses each message once and
+ * hands it to thread.c and outcome.c, the remembered epoch positions,
+ * the skipped-message log and the stats.  It owns the SQL of
+ * archive_sources and archive_skips; threading, outcomes and labels
+ * belong to thread.c and outcome.c.
+ */
+#include "scoring/patch/mbox.h"
+#include "scoring/lists/archive.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <git2.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "scoring/lists/outcome.h"
+#include "scoring/lists/thread.h"
+
+#define ARCHIVE_BLOCK (1u << 20)
+#define ARCHIVE_MAX_EPOCHS 10000u
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int git_fail(int code, const char *what, const char *path)
+{
+	const git_error *e = git_error_last();
+
+	return pt_error_set(code, "%s '%s': %s", what, path,
+			    e && e->message ? e->message : "libgit2 error");
+}
+
+/* ---- public-inbox -------------------------------------------------- */
+
+static int pi_hide(git_revwalk *w, git_repository *repo, const char *since,
+		   struct archive_walk *out)
+{
+	git_oid oid;
+	git_commit *c = NULL;
+
+	if (!since || !*since)
+		return 0;
+	if (git_oid_fromstr(&oid, since) ||
+	    git_commit_lookup(&c, repo, &oid)) {
+		out->restarted = 1;
+		git_error_clear();
+		return 0;
+	}
+	git_commit_free(c);
+	return git_revwalk_hide(w, &oid) ? PT_ERROR : 0;
+}
+
+static int pi_one(git_repository *repo, const git_oid *oid,
+		  archive_msg_cb cb, void *ctx, struct archive_walk *out)
+{
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	git_blob *blob = NULL;
+	const git_tree_entry *e;
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc = 0;
+
+	git_oid_tostr(hex, sizeof(hex), oid);
+	if (git_commit_lookup(&c, repo, oid) || git_commit_tree(&tree, c)) {
+		rc = PT_EIO;
+		goto out;
+	}
+	e = git_tree_entry_byname(tree, "m");
+	if (!e || git_tree_entry_type(e) != GIT_OBJECT_BLOB) {
+		out->deleted++;
+		goto out;
+	}
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e))) {
+		rc = PT_EIO;
+		goto out;
+	}
+	rc = cb(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+		hex, ctx);
+out:
+	memcpy(out->last, hex, sizeof(hex));
+	git_blob_free(blob);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return rc;
+}
+
+int archive_pi_foreach(struct archive_walk *out, const char *gitdir,
+		       const char *since, archive_msg_cb cb, void *ctx)
+{
+	git_repository *repo = NULL;
+	git_revwalk *w = NULL;
+	git_oid oid;
+	int rc = 0, g;
+
+	memset(out, 0, sizeof(*out));
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	if (git_repository_open_ext(&repo, gitdir,
+				    GIT_REPOSITORY_OPEN_NO_SEARCH |
+					    GIT_REPOSITORY_OPEN_BARE,
+				    NULL)) {
+		rc = git_fail(PT_ENOTFOUND, "cannot open public-inbox", gitdir);
+		goto out;
+	}
+	if (git_revwalk_new(&w, repo) ||
+	    git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE)) {
+		rc = git_fail(PT_EIO, "cannot walk", gitdir);
+		goto out;
+	}
+	if (git_revwalk_push_head(w) &&
+	    git_revwalk_push_glob(w, "refs/heads/*")) {
+		rc = git_fail(PT_EINVAL, "no history in public-inbox", gitdir);
+		goto out;
+	}
+	if (pi_hide(w, repo, since, out)) {
+		rc = git_fail(PT_EIO, "cannot walk", gitdir);
+		goto out;
+	}
+	while (!rc && !(g = git_revwalk_next(&oid, w))) {
+		out->commits++;
+		rc = pi_one(repo, &oid, cb, ctx, out);
+		if (rc == PT_EIO)
+			rc = git_fail(PT_EIO, "cannot read message", out->last);
+	}
+	if (!rc && g != GIT_ITEROVER)
+		rc = git_fail(PT_EIO, "cannot walk", gitdir);
+out:
+	git_revwalk_free(w);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return rc < 0 ? rc : 0;
+}
+
+static int is_git_dir(const char *path)
+{
+	struct buf b = BUF_INIT;
+	struct stat st;
+	int ok;
+
+	if (buf_addf(&b, "%s/objects", path))
+		return 0;
+	ok = !stat(b.ptr, &st) && S_ISDIR(st.st_mode);
+	buf_free(&b);
+	return ok;
+}
+
+void archive_paths_free(char **paths)
+{
+	char **p;
+
+	for (p = paths; p && *p; p++)
+		free(*p);
+	free(paths);
+}
+
+/* N of "N.git", or -1. */
+static long epoch_number(const char *name)
+{
+	char *end;
+	long n;
+
+	if (!isdigit((unsigned char)name[0]))
+		return -1;
+	errno = 0;
+	n = strtol(name, &end, 10);
+	if (errno || strcmp(end, ".git") || n < 0 || n > INT_MAX)
+		return -1;
+	return n;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int list_epochs(long **nums, size_t *n, const char *dir)
+{
+	DIR *d;
+	struct dirent *de;
+	long k, *v = NULL, *nv;
+	int rc = 0;
+
+	*nums = NULL;
+	*n = 0;
+	d = opendir(dir);
+	if (!d)
+		return pt_error_set(PT_ENOTFOUND, "'%s' is neither a git "
+				    "directory nor a public-inbox", dir);
+	while ((de = readdir(d))) {
+		k = epoch_number(de->d_name);
+		if (k < 0)
+			continue;
+		if (*n >= ARCHIVE_MAX_EPOCHS) {
+			rc = pt_error_set(PT_ETOOBIG, "too many epochs in '%s'",
+					  dir);
+			break;
+		}
+		nv = pt_reallocarray(v, *n + 1, sizeof(*v));
+		if (!nv) {
+			rc = PT_ENOMEM;
+			break;
+		}
+		v = nv;
+		v[(*n)++] = k;
+	}
+	closedir(d);
+	if (rc) {
+		free(v);
+		*n = 0;
+		return rc;
+	}
+	qsort(v, *n, sizeof(*v), cmp_long);
+	*nums = v;
+	return 0;
+}
+
+int archive_pi_epochs(char ***out, const char *path)
+{
+	struct buf dir = BUF_INIT, b = BUF_INIT;
+	long *nums = NULL;
+	size_t n = 0, i;
+	char **v;
+	int rc;
+
+	*out = NULL;
+	if (is_git_dir(path))
+		n = 1;
+	else if ((rc = buf_addf(&dir, "%s/git", path)) ||
+		 (rc = list_epochs(&nums, &n, dir.ptr)))
+		goto out;
+	if (!n) {
+		rc = pt_error_set(PT_ENOTFOUND, "no epochs under '%s'",
+				  dir.ptr);
+		goto out;
+	}
+	v = pt_calloc(n + 1, sizeof(*v));
+	rc = v ? 0 : PT_ENOMEM;
+	for (i = 0; !rc && i < n; i++) {
+		buf_reset(&b);
+		if (nums)
+			rc = buf_addf(&b, "%s/%ld.git", dir.ptr, nums[i]);
+		else
+			rc = buf_addstr(&b, path);
+		if (!rc && !(v[i] = pt_strdup(b.ptr)))
+			rc = PT_ENOMEM;
+	}
+	if (rc)
+		archive_paths_free(v);
+	else
+		*out = v;
+out:
+	free(nums);
+	buf_free(&dir);
+	buf_free(&b);
+	return rc;
+}
+
+/* ---- mbox ---------------------------------------------------------- */
+
+/*
+ * The separator test of mbox.c ("From ADDR ... hh:mm"), repeated here so
+ * that the stream can be cut at the same places before mbox_foreach sees
+ * each piece.
+ */
+static int is_from_line(const char *s, size_t len)
+{
+	const char *e = s + len, *p;
+
+	if (len < 8 || memcmp(s, "From ", 5))
+		return 0;
+	for (p = s + 5; p < e && *p != ' ' && *p != '\t' && *p != '\n'; p++)
+		;
+	if (p == s + 5 || p >= e || *p == '\n')
+		return 0;
+	for (; p + 5 <= e; p++)
+		if (isdigit((unsigned char)p[0]) &&
+		    isdigit((unsigned char)p[1]) && p[2] == ':' &&
+		    isdigit((unsigned char)p[3]) && isdigit((unsigned char)p[4]))
+			return 1;
+	return 0;
+}
+
+static int is_blank_line(const char *s, size_t len)
+{
+	if (len && s[len - 1] == '\n')
+		len--;
+	if (len && s[len - 1] == '\r')
+		len--;
+	return len == 0;
+}
+
+struct mbox_stream {
+	struct buf b;         /* undelivered bytes; b.ptr[start] begins a
+				 message (or the stream) */
+	size_t start, scan;   /* message start; first unscanned line */
+	int prev_blank, discard;
+	size_t index;
+	archive_msg_cb cb;
+	void *ctx;
+	struct archive_walk *walk;
+};
+
+struct one_ctx {
+	struct mbox_stream *m;
+	int rc;
+};
+
+static int one_cb(const char *msg, size_t len, size_t index, void *ctx)
+{
+	struct one_ctx *o = ctx;
+	char pos[32];
+
+	(void)index;
+	snprintf(pos, sizeof(pos), "#%zu", o->m->index);
+	o->rc = o->m->cb(msg, len, pos, o->m->ctx);
+	return o->rc;
+}
+
+/* Hand b[start, end) - one message with its separator - on. */
+static int mbox_deliver(struct mbox_stream *m, size_t end)
+{
+	struct one_ctx o = { m, 0 };
+	char pos[32];
+	int rc;
+
+	if (m->discard) {
+		/* the end of a message over the limit, already counted */
+		m->discard = 0;
+		m->start = end;
+		return 0;
+	}
+	if (end <= m->start)
+		return 0;
+	if (end - m->start > PT_MAX_MAIL_SIZE) {
+		m->walk->too_big++;
+		snprintf(pos, sizeof(pos), "#%zu", m->index);
+		rc = m->cb(NULL, end - m->start, pos, m->ctx);
+	} else {
+		rc = mbox_foreach(m->b.ptr + m->start, end - m->start, one_cb,
+				  &o);
+		if (!rc)
+			rc = o.rc;
+	}
+	m->index++;
+	m->start = end;
+	return rc;
+}
+
+/* Scan complete lines; deliver each message that ends before a separator. */
+static int mbox_scan(struct mbox_stream *m, int eof)
+{
+	const char *s, *nl;
+	size_t len;
+	int rc;
+
+	while (m->scan < m->b.len) {
+		s = m->b.ptr + m->scan;
+		nl = memchr(s, '\n', m->b.len - m->scan);
+		if (!nl && !eof)
+			break;
+		len = nl ? (size_t)(nl - s) + 1 : m->b.len - m->scan;
+		if (m->prev_blank && (m->scan > m->start || m->discard) &&
+		    is_from_line(s, len)) {
+			rc = mbox_deliver(m, m->scan);
+			if (rc)
+				return rc;
+		}
+		m->prev_blank = is_blank_line(s, len);
+		m->scan += len;
+		if (m->scan - m->start > PT_MAX_MAIL_SIZE && !m->discard) {
+			/* too big: count it now, drop it up to the next one */
+			rc = mbox_deliver(m, m->scan);
+			m->discard = 1;
+			m->start = m->scan;
+			if (rc)
+				return rc;
+		} else if (m->discard) {
+			m->start = m->scan;
+		}
+	}
+	if (eof)
+		return mbox_deliver(m, m->b.len);
+	return 0;
+}
+
+/* Move the undelivered tail to the front of the buffer. */
+static void mbox_compact(struct mbox_stream *m)
+{
+	if (!m->start)
+		return;
+	memmove(m->b.ptr, m->b.ptr + m->start, m->b.len - m->start);
+	m->scan -= m->start;
+	buf_truncate(&m->b, m->b.len - m->start);
+	m->start = 0;
+}
+
+int archive_mbox_foreach(struct archive_walk *out, const char *path,
+			 archive_msg_cb cb, void *ctx)
+{
+	struct mbox_stream m;
+	gzFile gz;
+	int n, rc = 0, zerr;
+
+	memset(out, 0, sizeof(*out));
+	memset(&m, 0, sizeof(m));
+	buf_init(&m.b, 0);
+	m.prev_blank = 1;
+	m.cb = cb;
+	m.ctx = ctx;
+	m.walk = out;
+	gz = gzopen(path, "rb");
+	if (!gz)
+		return pt_error_set(PT_ENOTFOUND, "cannot open '%s': %s", path,
+				    strerror(errno ? errno : ENOENT));
+	gzbuffer(gz, 1u << 17);
+	for (;;) {
+		rc = buf_grow(&m.b, ARCHIVE_BLOCK);
+		if (rc)
+			break;
+		n = gzread(gz, m.b.ptr + m.b.len, ARCHIVE_BLOCK);
+		if (n <= 0) {
+			/* a cut stream reads as EOF with Z_BUF_ERROR set */
+			zerr = Z_OK;
+			gzerror(gz, &zerr);
+			if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
+				out->truncated = 1;
+			n = 0;
+		}
+		m.b.len += (size_t)n;
+		m.b.ptr[m.b.len] = '\0';
+		rc = mbox_scan(&m, n == 0);
+		if (rc || n == 0)
+			break;
+		mbox_compact(&m);
+	}
+	gzclose(gz);
+	buf_free(&m.b);
+	out->commits = m.index;
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- import -------------------------------------------------------- */
+
+struct archive {
+	struct db *db;
+	struct thread *thread;
+	struct outcome *outcome;
+	const struct archive_opts *opts;
+	struct archive_result res;
+	sqlite3_stmt *skip;
+	const char *source;   /* path of the source being read */
+	size_t src_messages, src_skipped;
+	size_t batch;         /* messages in the open transaction */
+	double t0, last_progress;
+};
+
+int archive_open(struct archive **out, struct db *db,
+		 const struct archive_opts *opts)
+{
+	static const struct archive_opts none;
+	struct archive *a;
+	int rc;
+
+	*out = NULL;
+	a = pt_calloc(1, sizeof(*a));
+	if (!a)
+		return PT_ENOMEM;
+	a->db = db;
+	a->opts = opts ? opts : &none;
+	a->t0 = now_s();
+	rc = thread_open(&a->thread, db, a->opts->lexicon);
+	if (!rc)
+		rc = outcome_open(&a->outcome, db, a->opts->labels_conf);
+	/*
+	 * Checkpointing the WAL every 1000 pages (the default) costs more
+	 * than the inserts of an import.  Let the WAL grow to 64 MiB during
+	 * the import; archive_free() puts the default back and checkpoints.
+	 */
+	if (!rc)
+		rc = db_exec(db, "PRAGMA wal_autocheckpoint = 16384");
+	if (!rc)
+		rc = db_prepare(&a->skip, db,
+				"INSERT OR REPLACE INTO archive_skips (source, "
+				"pos, reason) VALUES (?,?,?)");
+	if (rc) {
+		archive_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+void archive_free(struct archive *a)
+{
+	if (!a)
+		return;
+	sqlite3_finalize(a->skip);
+	if (a->db->h) {
+		sqlite3_exec(a->db->h, "PRAGMA wal_autocheckpoint = 1000",
+			     NULL, NULL, NULL);
+		sqlite3_wal_checkpoint_v2(a->db->h, NULL,
+					  SQLITE_CHECKPOINT_PASSIVE, NULL,
+					  NULL);
+	}
+	outcome_free(a->outcome);
+	thread_free(a->thread);
+	free(a);
+}
+
+static int record_skip(struct archive *a, const char *pos, const char *why)
+{
+	int rc;
+
+	a->res.skipped++;
+	a->src_skipped++;
+	sqlite3_reset(a->skip);
+	sqlite3_bind_text(a->skip, 1, a->source, -1, SQLITE_STATIC);
+	sqlite3_bind_text(a->skip, 2, pos, -1, SQLITE_STATIC);
+	sqlite3_bind_text(a->skip, 3, why && *why ? why : "unknown", -1,
+			  SQLITE_TRANSIENT);
+	rc = sqlite3_step(a->skip);
+	return rc == SQLITE_DONE ? 0 : db_error(a->db, "recording a skip");
+}
+
+static void progress(struct archive *a, int force)
+{
+	struct archive_progress p;
+	double t = now_s();
+
+	if (!a->opts->progress || (!force && t - a->last_progress < 0.25))
+		return;
+	a->last_progress = t;
+	p.source = a->source;
+	p.messages = a->res.messages;
+	p.skipped = a->res.skipped;
+	p.elapsed = t - a->t0;
+	a->opts->progress(&p, a->opts->progress_ctx);
+}
+
+static void count_kind(struct archive *a, const struct thread_result *r)
+{
+	if (r->duplicate) {
+		a->res.duplicates++;
+		return;
+	}
+	a->res.imported++;
+	switch (r->kind) {
+	case THREAD_PATCH: a->res.patches++; break;
+	case THREAD_COVER: a->res.covers++; break;
+	case THREAD_REPLY: a->res.replies++; break;
+	default: a->res.other++; break;
+	}
+}
+
+/*
+ * Reading and parsing run on a second thread, threading and the database
+ * on the caller's: the reader hands parsed messages over through a small
+ * bounded queue, so the two overlap and memory stays at ARCHIVE_QUEUE
+ * parsed messages.  A database failure stops both; anything wrong with a
+ * message only skips it.
+ */
+#define ARCHIVE_QUEUE 64
+
+struct item {
+	struct patch *p;      /* NULL when parsing failed */
+	int rc;               /* the parse error, 0 when p is set */
+	char *why;            /* its message (malloc'd) */
+	char pos[48];
+};
+
+struct pipe {
+	pthread_mutex_t mu;
+	pthread_cond_t can_put, can_get;
+	struct item q[ARCHIVE_QUEUE];
+	size_t head, n;
+	int done, stop;
+	/* the reader's side */
+	int pi;               /* public-inbox (else mbox) */
+	const char *path, *since;
+	struct archive_walk walk;
+	int rc;
+	char *err;
+};
+
+static void item_clear(struct item *it)
+{
+	patch_free(it->p);
+	free(it->why);
+	memset(it, 0, sizeof(*it));
+}
+
+static void parse_item(struct item *it, const char *msg, size_t len,
+		       const char *pos)
+{
+	char why[160];
+
+	memset(it, 0, sizeof(*it));
+	snprintf(it->pos, sizeof(it->pos), "%s", pos);
+	if (!msg) {
+		snprintf(why, sizeof(why), "message of %zu bytes is over the "
+			 "%u-byte limit", len, PT_MAX_MAIL_SIZE);
+		it->rc = PT_ETOOBIG;
+	} else if ((it->rc = patch_from_mail(&it->p, msg, len))) {
+		snprintf(why, sizeof(why), "%s", pt_error_last());
+	} else if (!it->p->message_id || !*it->p->message_id) {
+		patch_free(it->p);
+		it->p = NULL;
+		it->rc = PT_EINVAL;
+		snprintf(why, sizeof(why), "no Message-ID");
+	}
+	if (it->rc)
+		it->why = strdup(why);
+}
+
+static int produce_cb(const char *msg, size_t len, const char *pos,
+		      void *ctx)
+{
+	struct pipe *q = ctx;
+	struct item it;
+
+	parse_item(&it, msg, len, pos);
+	pthread_mutex_lock(&q->mu);
+	while (q->n == ARCHIVE_QUEUE && !q->stop)
+		pthread_cond_wait(&q->can_put, &q->mu);
+	if (q->stop) {
+		pthread_mutex_unlock(&q->mu);
+		item_clear(&it);
+		return 1;
+	}
+	q->q[(q->head + q->n++) % ARCHIVE_QUEUE] = it;
+	pthread_cond_signal(&q->can_get);
+	pthread_mutex_unlock(&q->mu);
+	return 0;
+}
+
+static void *reader(void *arg)
+{
+	struct pipe *q = arg;
+	int rc;
+
+	if (q->pi)
+		rc = archive_pi_foreach(&q->walk, q->path, q->since,
+					produce_cb, q);
+	else
+		rc = archive_mbox_foreach(&q->walk, q->path, produce_cb, q);
+	pthread_mutex_lock(&q->mu);
+	q->rc = rc;
+	if (rc)
+		q->err = strdup(pt_error_last());
+	q->done = 1;
+	pthread_cond_signal(&q->can_get);
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* Next parsed message; 0 when the reader is done and the queue empty. */
+static int consume(struct pipe *q, struct item *out)
+{
+	int got = 0;
+
+	pthread_mutex_lock(&q->mu);
+	while (!q->n && !q->done)
+		pthread_cond_wait(&q->can_get, &q->mu);
+	if (q->n) {
+		*out = q->q[q->head];
+		q->head = (q->head + 1) % ARCHIVE_QUEUE;
+		q->n--;
+		got = 1;
+		pthread_cond_signal(&q->can_put);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return got;
+}
+
+static int import_item(struct archive *a, struct item *it)
+{
+	struct thread_result r;
+	int rc;
+
+	a->res.messages++;
+	a->src_messages++;
+	if (it->rc == PT_ENOMEM)
+		return pt_error_set(PT_ENOMEM, "out of memory");
+	if (it->rc)
+		return record_skip(a, it->pos, it->why);
+	memset(&r, 0, sizeof(r));
+	rc = thread_add_patch(a->thread, it->p, a->source, &r);
+	if (!rc)
+		rc = outcome_note(a->outcome, it->p, &r);
+	if (rc && rc != PT_EIO && rc != PT_ENOMEM)
+		rc = record_skip(a, it->pos, pt_error_last());
+	else if (!rc)
+		count_kind(a, &r);
+	thread_result_clear(&r);
+	return rc;
+}
+
+/*
+ * Messages go ARCHIVE_BATCH to a transaction: committing each one (WAL
+ * frames and all) was a good part of an import's time.  thread.c then
+ * puts each message in a savepoint, so a message that fails still
+ * leaves nothing behind; on an error that stops the import, what came
+ * before it is committed, as it was when each message committed alone.
+ * A crash loses at most the open batch, which the next import reads
+ * again: the source's position is saved only after the whole source.
+ */
+#define ARCHIVE_BATCH 1000
+
+static int batch_end(struct archive *a, int rc)
+{
+	int c;
+
+	if (!a->batch)
+		return rc;
+	a->batch = 0;
+	/* SQLite rolls the whole transaction back on some errors itself */
+	if (sqlite3_get_autocommit(a->db->h))
+		return rc;
+	c = db_commit(a->db);
+	if (c)
+		db_rollback(a->db);
+	return rc ? rc : c;
+}
+
+static int import_batched(struct archive *a, struct item *it)
+{
+	int rc = 0;
+
+	if (!a->batch)
+		rc = db_begin(a->db);
+	if (rc)
+		return rc;
+	a->batch++;
+	rc = import_item(a, it);
+	if (!rc && a->batch >= ARCHIVE_BATCH)
+		rc = batch_end(a, 0);
+	return rc;
+}
+
+/* Read pi/path (from after since) through the pipe into the database. */
+static int import_source(struct archive *a, int pi, const char *path,
+			 const char *since, struct archive_walk *walk)
+{
+	struct pipe *q;
+	struct item it;
+	pthread_t th;
+	int rc = 0;
+
+	q = pt_calloc(1, sizeof(*q));
+	if (!q)
+		return PT_ENOMEM;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->can_put, NULL);
+	pthread_cond_init(&q->can_get, NULL);
+	q->pi = pi;
+	q->path = path;
+	q->since = since;
+	if (pthread_create(&th, NULL, reader, q)) {
+		rc = pt_error_set(PT_ERROR, "cannot start the reader of '%s'",
+				  path);
+		goto out;
+	}
+	while (consume(q, &it)) {
+		if (!rc)
+			rc = import_batched(a, &it);
+		item_clear(&it);
+		if (rc) {
+			pthread_mutex_lock(&q->mu);
+			q->stop = 1;
+			pthread_cond_signal(&q->can_put);
+			pthread_mutex_unlock(&q->mu);
+		}
+		progress(a, 0);
+	}
+	rc = batch_end(a, rc);
+	pthread_join(th, NULL);
+	if (!rc && q->rc)
+		rc = pt_error_set(q->rc, "%s", q->err ? q->err : "read error");
+	*walk = q->walk;
+out:
+	free(q->err);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->can_put);
+	pthread_cond_destroy(&q->can_get);
+	free(q);
+	return rc;
+}
+
+static int source_get(struct archive *a, const char *path, char **last)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*last = NULL;
+	rc = db_prepare(&st, a->db, "SELECT last_commit FROM archive_sources "
+			"WHERE path = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_text(st, 0) &&
+		    !(*last = pt_strdup(
+			      (const char *)sqlite3_column_text(st, 0))))
+			rc = PT_ENOMEM;
+		else
+			rc = 0;
+	} else {
+		rc = rc == SQLITE_DONE ? 0 : db_error(a->db, "reading source");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int source_save(struct archive *a, const char *path,
+		       const char *kind, const char *last)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, a->db,
+			"INSERT INTO archive_sources (path, kind, last_commit,"
+			" messages, skipped, updated) VALUES (?1,?2,?3,?4,?5,"
+			"?6) ON CONFLICT(path) DO UPDATE SET kind = ?2, "
+			"last_commit = COALESCE(?3, last_commit), messages = "
+			"messages + ?4, skipped = skipped + ?5, updated = ?6");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	if (last && *last)
+		sqlite3_bind_text(st, 3, last, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)a->src_messages);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)a->src_skipped);
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0
+					      : db_error(a->db, "saving source");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int begin_source(struct archive *a, char **abs, const char *path)
+{
+	char *r = realpath(path, NULL);
+
+	*abs = r ? r : pt_strdup(path);
+	if (!*abs)
+		return PT_ENOMEM;
+	a->source = *abs;
+	a->src_messages = a->src_skipped = 0;
+	a->res.sources++;
+	return 0;
+}
+
+int archive_import_pi(struct archive *a, const char *gitdir)
+{
+	struct archive_walk w;
+	char *abs = NULL, *last = NULL;
+	int rc;
+
+	rc = begin_source(a, &abs, gitdir);
+	if (!rc && !a->opts->full)
+		rc = source_get(a, abs, &last);
+	if (!rc)
+		rc = import_source(a, 1, abs, last, &w);
+	/* what outcome.c holds back must be stored before the position */
+	if (!rc)
+		rc = outcome_flush(a->outcome);
+	if (!rc) {
+		a->res.deleted += w.deleted;
+		rc = source_save(a, abs, "public-inbox", w.last);
+	}
+	progress(a, 1);
+	a->source = NULL;
+	free(last);
+	free(abs);
+	return rc;
+}
+
+int archive_import_mbox(struct archive *a, const char *path)
+{
+	struct archive_walk w;
+	char *abs = NULL;
+	int rc;
+
+	rc = begin_source(a, &abs, path);
+	if (!rc)
+		rc = import_source(a, 0, abs, NULL, &w);
+	if (!rc)
+		rc = outcome_flush(a->outcome);
+	if (!rc && w.truncated)
+		rc = record_skip(a, "end", "compressed stream ends early");
+	if (!rc)
+		rc = source_save(a, abs, "mbox", NULL);
+	progress(a, 1);
+	a->source = NULL;
+	free(abs);
+	return rc;
+}
+
+int archive_finish(struct archive *a, struct archive_result *out)
+{
+	struct outcome_counts oc;
+	int rc;
+
+	rc = outcome_compute(&oc, a->outcome);
+	*out = a->res;
+	return rc;
+}
+
+/* ---- stats --------------------------------------------------------- */
+
+static int count_sql(int64_t *out, struct db *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*out = 0;
+	rc = db_prepare(&st, db, sql);
+	if (rc)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else
+		rc = db_error(db, "counting");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+#define OUTCOME_IS(x) "SELECT count(*) FROM posting_outcomes WHERE " x
+
+static const struct {
+	const char *name;
+	size_t off;
+	const char *sql;
+} stat_rows[] = {
+#define S(f, q) { #f, offsetof(struct archive_stats, f), q }
+	S(sources, "SELECT count(*) FROM archive_sources"),
+	S(messages, "SELECT count(*) FROM messages"),
+	S(skipped, "SELECT count(*) FROM archive_skips"),
+	S(series, "SELECT count(*) FROM series"),
+	S(series_complete, "SELECT count(*) FROM series WHERE complete"),
+	S(versions_linked, "SELECT count(*) FROM series_versions"),
+	S(patches, "SELECT count(*) FROM patches"),
+	S(replies, "SELECT count(*) FROM replies"),
+	S(reviews, "SELECT count(*) FROM mail_reviews"),
+	S(notices, "SELECT count(DISTINCT message_id) FROM list_notices"),
+	S(applied, OUTCOME_IS("outcome = 'applied'")),
+	S(applied_reply, OUTCOME_IS("how = 'reply'")),
+	S(applied_bot, OUTCOME_IS("how = 'bot'")),
+	S(applied_commit, OUTCOME_IS("how IN ('link', 'subject')")),
+	S(superseded, OUTCOME_IS("outcome = 'superseded'")),
+	S(neither, OUTCOME_IS("outcome = 'none'")),
+	S(fixes, "SELECT count(*) FROM posting_labels WHERE is_fix"),
+	S(bugs, "SELECT count(*) FROM posting_labels WHERE bug"),
+	S(trivial_only,
+	  "SELECT count(*) FROM posting_labels WHERE trivial_only"),
+#undef S
+};
+
+#define NSTATS (sizeof(stat_rows) / sizeof(stat_rows[0]))
+
+int archive_stats(struct archive_stats *out, struct db *db)
+{
+	size_t i;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; !rc && i < NSTATS; i++)
+		rc = count_sql((int64_t *)((char *)out + stat_rows[i].off), db,
+			       stat_rows[i].sql);
+	return rc;
+}
+
+int archive_stats_json(struct buf *out, const struct archive_stats *s)
+{
+	size_t i;
+	int rc;
+
+	rc = buf_addch(out, '{');
+	for (i = 0; !rc && i < NSTATS; i++)
+		rc = buf_addf(out, "%s\"%s\": %lld", i ? ", " : "",
+			      stat_rows[i].name,
+			      (long long)*(const int64_t *)((const char *)s +
+							    stat_rows[i].off));
+	if (!rc)
+		rc = buf_addch(out, '}');
+	return rc;
+}

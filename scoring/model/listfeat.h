@@ -1,0 +1,129 @@
+/*
+ * listfeat.h - review and process features of a posting from the list
+ * history, as of a moment: what the thread of the posting (and of its
+ * series' cover letter) said up to that moment, what happened to its
+ * earlier versions, and the track records of its reviewers computed only
+ * from list history before that moment.  It reads the threading tables
+ * (thread.c), list_posts/list_asks and posting_outcomes/posting_labels
+ * (outcome.c); it writes nothing.
+ *
+ * For the classifier (scoring/model/features.c):
+ *
+ *   int64_t pid;  struct feat_thread th;
+ *   listfeat_posting_of_commit(&pid, db, commit_id);   // 0: none
+ *   listfeat_fill_thread(&th, db, pid, LISTFEAT_AT_APPLY);
+ *   feat_compute(&vec, ctx, patch, &th, bits, 0);
+ *
+ * listfeat_fill_thread() fills feat.h's struct feat_thread (known = 1
+ * when the posting exists); listfeat_compute() gives every column of
+ * LISTFEAT_TABLE for models or evaluations that want all of them.
+ */
+#ifndef PT_LISTFEAT_H
+#define PT_LISTFEAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scoring/store/db.h"
+#include "scoring/util/pt.h"
+
+struct feat_thread;
+
+enum listfeat_moment {
+	LISTFEAT_AT_POSTING = 0, /* the posting's Date: */
+	LISTFEAT_AT_APPLY,       /* posting_outcomes.applied_date; the
+				    posting's date when it was not applied */
+};
+
+/* Reviewer track record smoothing: prior rate worth this many reviews. */
+#define LISTFEAT_PRIOR_RATE 0.05
+#define LISTFEAT_PRIOR_WEIGHT 5.0
+
+/* X(id, name, description) */
+#define LISTFEAT_TABLE(X)                                                    \
+	X(REPLIES, "list.replies", "replies in the thread")                  \
+	X(REVIEWERS, "list.reviewers", "distinct people who replied")        \
+	X(INLINE, "list.inline_comments", "inline comments")                 \
+	X(TESTED_CLAIMS, "list.tested_claims", "\"tested on\" claims")       \
+	X(SENTIMENT, "list.sentiment", "mean sentiment of replies")          \
+	X(NEGATIVE, "list.negative_replies", "replies with negative words")  \
+	X(REVIEWED, "list.reviewed_by", "Reviewed-by given on the list")     \
+	X(ACKED, "list.acked_by", "Acked-by given on the list")              \
+	X(TESTED, "list.tested_by", "Tested-by given on the list")           \
+	X(NACKED, "list.nacked_by", "Nacked-by given on the list")           \
+	X(CARRIED, "list.carried_tags", "review tags carried in the patch")  \
+	X(BOT_REPORTS, "list.bot_reports", "test-bot reports")               \
+	X(BOT_FAILURES, "list.bot_failures", "failing test-bot reports")     \
+	X(BOT_ARCHS, "list.bot_archs", "architectures bots reported on")     \
+	X(VERSION, "list.version", "iteration vN")                           \
+	X(VERSIONS_BEFORE, "list.versions_before", "earlier versions linked")\
+	X(PREV_REPLIES, "list.prev_replies", "replies to earlier versions")  \
+	X(PREV_ASKS, "list.prev_requests",                                   \
+	  "requests reviewers made on earlier versions")                     \
+	X(PREV_QUESTIONS, "list.prev_questions",                             \
+	  "questions reviewers asked on earlier versions")                   \
+	X(ASKS, "list.requests", "requests made on this version")            \
+	X(QUESTIONS, "list.questions", "questions asked on this version")    \
+	X(NITS, "list.nits", "nits on this version")                         \
+	X(DAYS_FIRST, "list.days_since_first",                               \
+	  "days from the first version to the moment")                       \
+	X(REV_PRIOR, "list.reviewer_prior",                                  \
+	  "earlier reviews by its reviewers")                                \
+	X(REV_BUGRATE, "list.reviewer_bug_rate",                             \
+	  "highest smoothed bug rate of its reviewers' earlier reviews")     \
+	X(AUTHOR_PRIOR, "list.author_postings", "earlier postings by author")\
+	X(AUTHOR_APPLIED, "list.author_applied",                             \
+	  "earlier applied postings by author")
+
+enum listfeat_id {
+#define LISTFEAT_ENUM(id, name, desc) LISTFEAT_##id,
+	LISTFEAT_TABLE(LISTFEAT_ENUM)
+#undef LISTFEAT_ENUM
+	LISTFEAT_N
+};
+
+const char *listfeat_name(enum listfeat_id id);
+
+struct listfeat {
+	int64_t patch_id;
+	int64_t as_of;      /* the moment, seconds since the epoch */
+	double v[LISTFEAT_N];
+};
+
+/* The posting a mined commit was applied from (posting_outcomes), or 0. */
+int listfeat_posting_of_commit(int64_t *patch_id, struct db *db,
+			       int64_t commit_id);
+
+/* The moment's date for a posting. */
+int listfeat_moment(int64_t *as_of, struct db *db, int64_t patch_id,
+		    enum listfeat_moment m);
+
+/* Every column, from what the list knew at as_of. */
+int listfeat_compute(struct listfeat *out, struct db *db, int64_t patch_id,
+		     int64_t as_of);
+
+/*
+ * The conversation part the classifier takes (feat.h); patch_id 0
+ * leaves out->known = 0.
+ */
+int listfeat_fill_thread(struct feat_thread *out, struct db *db,
+			 int64_t patch_id, enum listfeat_moment m);
+
+/* One posting with its outcome, labels and features (listfeat_foreach). */
+struct listfeat_row {
+	int64_t patch_id;
+	const char *message_id;
+	int64_t date;
+	const char *outcome;     /* 'applied', 'superseded', 'none' */
+	int is_fix, bug;
+	int64_t discovered;      /* 0 when not a known bug */
+	struct listfeat f;
+};
+
+typedef int (*listfeat_cb)(const struct listfeat_row *r, void *ctx);
+
+/* Every posting oldest first, features as of moment m. */
+int listfeat_foreach(struct db *db, enum listfeat_moment m, listfeat_cb cb,
+		     void *ctx);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * triage.c - one patch through the trained models (see triage.h).  The
+ * feature context is prepared once per triage object: the bot scores
+ * thousands of patches against the same mined history.
+ */
+#include "scoring/model/triage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scoring/model/dataset.h"
+
+static const char *const task_dirs[TRIAGE_NTASKS] = { "fix", "risk" };
+
+struct triage {
+	struct pt_model *model[TRIAGE_NTASKS];
+	struct feat_ctx *fc;
+	char version[256];
+};
+
+static int load_model(struct triage *t, const char *state_dir, int k)
+{
+	struct buf dir = BUF_INIT;
+	int rc;
+
+	rc = buf_addf(&dir, "%s/models/%s", state_dir, task_dirs[k]);
+	if (!rc && access(dir.ptr, F_OK) == 0)
+		rc = model_load(&t->model[k], dir.ptr);
+	buf_free(&dir);
+	return rc;
+}
+
+int triage_open(struct triage **out, struct db *db, const char *state_dir)
+{
+	struct triage *t;
+	int64_t repo_id = 0;
+	int rc = 0, k;
+
+	*out = NULL;
+	t = pt_calloc(1, sizeof(*t));
+	if (!t)
+		return PT_ENOMEM;
+	for (k = 0; k < TRIAGE_NTASKS && !rc; k++)
+		rc = load_model(t, state_dir, k);
+	if (!rc && !t->model[TRIAGE_FIX] && !t->model[TRIAGE_RISK])
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "no trained model in '%s/models'; run "
+				  "'patchtriage train'",
+				  state_dir);
+	/* no mined repository: score without the history columns */
+	if (!rc && db && dataset_repo(&repo_id, db, NULL))
+		db = NULL;
+	if (!rc)
+		rc = feat_ctx_new(&t->fc, db, repo_id);
+	if (rc) {
+		triage_free(t);
+		return rc;
+	}
+	snprintf(t->version, sizeof(t->version), "fix %s, risk %s",
+		 t->model[0] ? model_version(t->model[0]) : "none",
+		 t->model[1] ? model_version(t->model[1]) : "none");
+	*out = t;
+	return 0;
+}
+
+void triage_free(struct triage *t)
+{
+	int k;
+
+	if (!t)
+		return;
+	for (k = 0; k < TRIAGE_NTASKS; k++)
+		model_free(t->model[k]);
+	feat_ctx_free(t->fc);
+	free(t);
+}
+
+const char *triage_version(const struct triage *t)
+{
+	return t->version;
+}
+
+const char *triage_task_version(const struct triage *t, enum triage_task k)
+{
+	return t->model[k] ? model_version(t->model[k]) : "none";
+}
+
+void triage_result_clear(struct triage_result *r)
+{
+	int k;
+
+	for (k = 0; k < TRIAGE_NTASKS; k++)
+		explain_free(r->task[k].why, r->task[k].nwhy);
+	feat_vec_free(&r->vec);
+	memset(r, 0, sizeof(*r));
+}
+
+static void thread_to_feat(struct feat_thread *ft,
+			   const struct thread_features *tf)
+{
+	memset(ft, 0, sizeof(*ft));
+	if (!tf)
+		return;
+	ft->known = 1;
+	ft->replies = tf->replies;
+	ft->reviewers = tf->reviewers;
+	ft->inline_comments = tf->inline_comments;
+	ft->versions = tf->versions_before + 1;
+	ft->negative = tf->sentiment < 0 ? 1 : 0;
+}
+
+int triage_score(struct triage_result *out, struct triage *t,
+		 const struct patch *p, const struct thread_features *tf)
+{
+	struct feat_thread ft;
+	struct triage_score *s;
+	int rc, k;
+
+	memset(out, 0, sizeof(*out));
+	thread_to_feat(&ft, tf);
+	rc = feat_compute(&out->vec, t->fc, p, tf ? &ft : NULL,
+			  MODEL_HASH_BITS, FEAT_NAMES);
+	for (k = 0; !rc && k < TRIAGE_NTASKS; k++) {
+		if (!t->model[k])
+			continue;
+		s = &out->task[k];
+		s->have = 1;
+		s->version = model_version(t->model[k]);
+		rc = model_predict(&s->p, t->model[k], out->vec.tab,
+				   out->vec.sp, out->vec.nsp);
+		if (!rc)
+			rc = explain_vec(&s->why, &s->nwhy, &s->bias,
+					 t->model[k], &out->vec);
+	}
+	if (rc)
+		triage_result_clear(out);
+	return rc;
+}
+
+const char *triage_top_reason(const struct triage_result *r,
+			      enum triage_task k)
+{
+	const struct triage_score *s = &r->task[k];
+	size_t i;
+
+	/* the strongest reason that pushes the score the way it went */
+	for (i = 0; i < s->nwhy; i++)
+		if (s->why[i].text && (s->p >= 0.5) == (s->why[i].weight > 0))
+			return s->why[i].text;
+	return s->nwhy && s->why[0].text ? s->why[0].text : "";
+}

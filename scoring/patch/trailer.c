@@ -1,0 +1,556 @@
+/*
+ * trailer.c - the trailer block of a commit message or changelog
+ * (Signed-off-by, Reviewed-by, Fixes, Cc: stable, Link, ...), found by
+ * the rules of git's trailer.c (interpret-trailers, %(trailers)): only
+ * the last paragraph can be one; it is a trailer block when every line is
+ * a "Key: value" trailer, or when one line has a recognised key (git's
+ * own "Signed-off-by: " and "(cherry picked from commit ", plus the
+ * kernel's keys, as if configured with trailer.<key>.*) and at least a
+ * quarter of its lines are trailers.  The key is a token of letters,
+ * digits and '-', optionally followed by blanks before the ':'.  Lines
+ * starting with a blank continue the trailer above.  Unlike git, a line
+ * whose ':' starts "://" (a bare URL) is not taken as a trailer.  It
+ * owns struct trailer and the person/Fixes/stable splitting of values.
+ */
+#include "scoring/patch/trailer.h"
+#include "scoring/patch/patch.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tline {
+	const char *s;
+	size_t len;         /* without the LF and a CR before it */
+};
+
+struct key_kind {
+	const char *key;
+	enum trailer_kind kind;
+};
+
+/* Recognised keys; the OTHER ones only count for finding the block. */
+static const struct key_kind known_keys[] = {
+	{ "Signed-off-by", TRAILER_SIGNED_OFF },
+	{ "Reviewed-by", TRAILER_REVIEWED },
+	{ "Acked-by", TRAILER_ACKED },
+	{ "Tested-by", TRAILER_TESTED },
+	{ "Reported-by", TRAILER_REPORTED },
+	{ "Reported-and-tested-by", TRAILER_REPORTED },
+	{ "Suggested-by", TRAILER_SUGGESTED },
+	{ "Fixes", TRAILER_FIXES },
+	{ "Cc", TRAILER_CC },
+	{ "Link", TRAILER_LINK },
+	{ "Closes", TRAILER_CLOSES },
+	{ "Co-developed-by", TRAILER_CO_DEVELOPED },
+	{ "Co-authored-by", TRAILER_OTHER },
+	{ "Requested-by", TRAILER_OTHER },
+	{ "Helped-by", TRAILER_OTHER },
+	{ "Debugged-by", TRAILER_OTHER },
+	{ "Analyzed-by", TRAILER_OTHER },
+	{ "Bisected-by", TRAILER_OTHER },
+	{ "Message-ID", TRAILER_OTHER },
+	{ "Change-Id", TRAILER_OTHER },
+	{ "BugLink", TRAILER_OTHER },
+	{ "Bug", TRAILER_OTHER },
+	{ NULL, TRAILER_OTHER },
+};
+
+static int is_blank_ch(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
+	       c == '\v' || c == '\f';
+}
+
+static int is_blank_line(const struct tline *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->len; i++)
+		if (!is_blank_ch((unsigned char)l->s[i]))
+			return 0;
+	return 1;
+}
+
+/* The line that ends just before msg[end] ('\n' or the end). */
+static struct tline line_before(const char *msg, size_t end)
+{
+	struct tline l;
+	size_t bol = end;
+
+	while (bol > 0 && msg[bol - 1] != '\n')
+		bol--;
+	l.s = msg + bol;
+	l.len = end - bol;
+	if (l.len && l.s[l.len - 1] == '\r')
+		l.len--;
+	return l;
+}
+
+/*
+ * git's find_separator() for ":": the key is alphanumerics and '-', then
+ * optional blanks, then ':'.  Returns the position of ':' or -1.
+ */
+static long find_sep(const struct tline *l)
+{
+	int ws = 0;
+	size_t i;
+
+	for (i = 0; i < l->len; i++) {
+		unsigned char c = (unsigned char)l->s[i];
+
+		if (c == ':') {
+			if (i == 0 || (i + 2 < l->len &&
+				       l->s[i + 1] == '/' && l->s[i + 2] == '/'))
+				return -1;
+			return (long)i;
+		}
+		if (!ws && (isalnum(c) || c == '-'))
+			continue;
+		if (i > 0 && (c == ' ' || c == '\t')) {
+			ws = 1;
+			continue;
+		}
+		break;
+	}
+	return -1;
+}
+
+static size_t key_len(const struct tline *l, long sep)
+{
+	size_t n = (size_t)sep;
+
+	while (n > 0 && (l->s[n - 1] == ' ' || l->s[n - 1] == '\t'))
+		n--;
+	return n;
+}
+
+static const struct key_kind *lookup_key(const char *k, size_t n)
+{
+	const struct key_kind *kk;
+
+	for (kk = known_keys; kk->key; kk++)
+		if (strlen(kk->key) == n && !strncasecmp(kk->key, k, n))
+			return kk;
+	return NULL;
+}
+
+static int has_prefix(const struct tline *l, const char *p)
+{
+	size_t n = strlen(p);
+
+	return l->len >= n && !memcmp(l->s, p, n);
+}
+
+/*
+ * git's find_trailer_block_start() over the last paragraph, which ends at
+ * content_end.  Returns the offset where the block starts, or
+ * content_end when the paragraph is not a trailer block.
+ */
+static size_t find_block(const char *msg, size_t content_end)
+{
+	size_t end = content_end, start, bol;
+	unsigned long trailers = 0, others = 0, maybe_cont = 0;
+	int recognised = 0;
+	struct tline l;
+	long sep;
+
+	for (;;) {
+		l = line_before(msg, end);
+		if (is_blank_line(&l)) {
+			start = end + 1;
+			break;
+		}
+		if (l.s[0] == '#') {
+			others += maybe_cont;
+			maybe_cont = 0;
+		} else if (has_prefix(&l, "Signed-off-by: ") ||
+			   has_prefix(&l, "(cherry picked from commit ")) {
+			trailers++;
+			maybe_cont = 0;
+			recognised = 1;
+		} else if ((sep = find_sep(&l)) >= 1 &&
+			   !is_blank_ch((unsigned char)l.s[0])) {
+			trailers++;
+			maybe_cont = 0;
+			if (lookup_key(l.s, key_len(&l, sep)))
+				recognised = 1;
+		} else if (is_blank_ch((unsigned char)l.s[0])) {
+			maybe_cont++;
+		} else {
+			others += 1 + maybe_cont;
+			maybe_cont = 0;
+		}
+		bol = (size_t)(l.s - msg);
+		if (bol == 0) {
+			start = 0;
+			break;
+		}
+		end = bol - 1;
+	}
+	others += maybe_cont;
+	if (recognised && trailers * 3 >= others)
+		return start;
+	if (trailers && !others)
+		return start;
+	return content_end;
+}
+
+static enum trailer_kind kind_of(const char *key, size_t n)
+{
+	const struct key_kind *kk = lookup_key(key, n);
+
+	return kk ? kk->kind : TRAILER_OTHER;
+}
+
+static int is_person_key(const struct trailer *t)
+{
+	size_t n = strlen(t->key);
+
+	return t->kind == TRAILER_CC ||
+	       (n > 3 && !strcasecmp(t->key + n - 3, "-by"));
+}
+
+static void trim(const char **s, const char **e)
+{
+	while (*s < *e && is_blank_ch((unsigned char)**s))
+		(*s)++;
+	while (*e > *s && is_blank_ch((unsigned char)(*e)[-1]))
+		(*e)--;
+}
+
+/* NULL (no error) for an empty range. */
+static int dup_range(char **out, const char *s, const char *e)
+{
+	trim(&s, &e);
+	*out = NULL;
+	if (s == e)
+		return 0;
+	*out = pt_strndup(s, (size_t)(e - s));
+	return *out ? 0 : PT_ENOMEM;
+}
+
+/* A display name: surrounding quotes removed, \" and \\ unescaped. */
+static int dup_name(char **out, const char *s, const char *e)
+{
+	char *p, *q;
+	int rc;
+
+	trim(&s, &e);
+	if (e - s >= 2 && *s == '"' && e[-1] == '"') {
+		s++;
+		e--;
+	}
+	rc = dup_range(out, s, e);
+	if (rc || !*out)
+		return rc;
+	for (p = q = *out; *p; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		*q++ = *p;
+	}
+	*q = '\0';
+	return 0;
+}
+
+static int dup_email(char **out, const char *s, const char *e)
+{
+	char *p;
+	int rc = dup_range(out, s, e);
+
+	if (!rc && *out)
+		for (p = *out; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+	return rc;
+}
+
+/* '#' after a blank starts a comment: "stable@vger.kernel.org # 5.10+" */
+static const char *comment_start(const char *v)
+{
+	const char *p;
+
+	for (p = v; *p; p++)
+		if (*p == '#' && p > v && is_blank_ch((unsigned char)p[-1]))
+			return p;
+	return NULL;
+}
+
+static int split_person(struct trailer *t)
+{
+	const char *v = t->value, *end, *lt, *gt, *at, *s, *e;
+	const char *hash = comment_start(v);
+	int rc;
+
+	end = hash ? hash : v + strlen(v);
+	if (hash) {
+		rc = dup_range(&t->comment, hash + 1, v + strlen(v));
+		if (rc)
+			return rc;
+	}
+	lt = memchr(v, '<', (size_t)(end - v));
+	gt = lt ? memchr(lt, '>', (size_t)(end - lt)) : NULL;
+	if (lt && gt) {
+		rc = dup_name(&t->name, v, lt);
+		return rc ? rc : dup_email(&t->email, lt + 1, gt);
+	}
+	at = memchr(v, '@', (size_t)(end - v));
+	if (!at)
+		return dup_name(&t->name, v, end);
+	/* a bare address: the blank-delimited word around '@' */
+	for (s = at; s > v && !is_blank_ch((unsigned char)s[-1]); s--)
+		;
+	for (e = at; e < end && !is_blank_ch((unsigned char)*e); e++)
+		;
+	rc = dup_name(&t->name, v, s);
+	return rc ? rc : dup_email(&t->email, s, e);
+}
+
+static int is_hex_word(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 4 || n > 64)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Fixes: <sha> ("subject").  The subject is what lies between the first
+ * '(' and the last ')', with one pair of quotes removed; without
+ * parentheses, the rest of the value with quotes removed.  A sha is only
+ * taken when it is 4 to 64 hex digits (then it is kept as written).
+ */
+static int split_fixes(struct trailer *t)
+{
+	const char *v = t->value, *end = v + strlen(v), *w, *close;
+	int rc;
+
+	while (v < end && is_blank_ch((unsigned char)*v))
+		v++;
+	if (!strncasecmp(v, "commit ", 7))
+		v += 7;
+	for (w = v; w < end && !is_blank_ch((unsigned char)*w) &&
+		    *w != '('; w++)
+		;
+	if (is_hex_word(v, (size_t)(w - v))) {
+		rc = dup_range(&t->fixes_sha, v, w);
+		if (rc)
+			return rc;
+		v = w;
+	}
+	while (v < end && is_blank_ch((unsigned char)*v))
+		v++;
+	if (*v == '(') {
+		v++;
+		for (close = end; close > v && close[-1] != ')'; close--)
+			;
+		if (close > v)
+			end = close - 1;
+	}
+	trim(&v, &end);
+	if (v < end && *v == '"')
+		v++;
+	if (end > v && end[-1] == '"')
+		end--;
+	return dup_range(&t->fixes_subject, v, end);
+}
+
+static int is_stable_addr(const char *email)
+{
+	return email && (!strcmp(email, "stable@vger.kernel.org") ||
+			 !strcmp(email, "stable@kernel.org"));
+}
+
+/* Fill the derived fields once the value is complete. */
+static int finish(struct trailer *t)
+{
+	int rc = 0;
+
+	t->kind = kind_of(t->key, strlen(t->key));
+	if (is_person_key(t))
+		rc = split_person(t);
+	else if (t->kind == TRAILER_FIXES)
+		rc = split_fixes(t);
+	else if (t->kind == TRAILER_LINK || t->kind == TRAILER_CLOSES) {
+		const char *hash = comment_start(t->value);
+
+		if (hash)
+			rc = dup_range(&t->comment, hash + 1,
+				       hash + strlen(hash));
+	}
+	if (t->kind == TRAILER_CC)
+		t->is_stable = is_stable_addr(t->email);
+	return rc;
+}
+
+static void trailer_clear(struct trailer *t)
+{
+	free(t->key);
+	free(t->value);
+	free(t->name);
+	free(t->email);
+	free(t->comment);
+	free(t->fixes_sha);
+	free(t->fixes_subject);
+	memset(t, 0, sizeof(*t));
+}
+
+void trailers_free(struct trailer *t, size_t n)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < n; i++)
+		trailer_clear(&t[i]);
+	free(t);
+}
+
+struct tparse {
+	struct trailer *v;
+	size_t n, cap;
+	struct buf val;     /* value of the trailer being read */
+	int open;           /* v[n - 1] is still collecting its value */
+};
+
+static int close_current(struct tparse *tp)
+{
+	struct trailer *t;
+
+	if (!tp->open)
+		return 0;
+	tp->open = 0;
+	t = &tp->v[tp->n - 1];
+	buf_rtrim(&tp->val);
+	t->value = buf_detach(&tp->val, NULL);
+	if (!t->value)
+		return PT_ENOMEM;
+	return finish(t);
+}
+
+static int start_trailer(struct tparse *tp, const struct tline *l, long sep)
+{
+	const char *v = l->s + sep + 1, *e = l->s + l->len;
+	struct trailer *t;
+	int rc;
+
+	rc = close_current(tp);
+	if (rc)
+		return rc;
+	if (tp->n >= PT_MAX_TRAILERS)
+		return pt_error_set(PT_ETOOBIG,
+				    "message has more than %u trailers",
+				    PT_MAX_TRAILERS);
+	if (tp->n == tp->cap) {
+		size_t cap = tp->cap ? tp->cap * 2 : 8;
+
+		t = pt_reallocarray(tp->v, cap, sizeof(*t));
+		if (!t)
+			return PT_ENOMEM;
+		tp->v = t;
+		tp->cap = cap;
+	}
+	t = &tp->v[tp->n++];
+	memset(t, 0, sizeof(*t));
+	t->key = pt_strndup(l->s, key_len(l, sep));
+	if (!t->key)
+		return PT_ENOMEM;
+	tp->open = 1;
+	buf_reset(&tp->val);
+	trim(&v, &e);
+	return buf_add(&tp->val, v, (size_t)(e - v));
+}
+
+static int continue_trailer(struct tparse *tp, const struct tline *l)
+{
+	const char *s = l->s, *e = l->s + l->len;
+	int rc;
+
+	trim(&s, &e);
+	if (s == e)
+		return 0;
+	if (tp->val.len) {
+		rc = buf_addch(&tp->val, ' ');
+		if (rc)
+			return rc;
+	}
+	return buf_add(&tp->val, s, (size_t)(e - s));
+}
+
+static int parse_block(struct tparse *tp, const char *msg, size_t start,
+		       size_t end)
+{
+	size_t pos = start, eol;
+	struct tline l;
+	long sep;
+	int rc = 0;
+
+	while (pos < end && !rc) {
+		const char *nl = memchr(msg + pos, '\n', end - pos);
+
+		eol = nl ? (size_t)(nl - msg) : end;
+		l.s = msg + pos;
+		l.len = eol - pos;
+		if (l.len && l.s[l.len - 1] == '\r')
+			l.len--;
+		pos = eol + 1;
+		if (l.len == 0 || l.s[0] == '#')
+			continue;
+		if (is_blank_ch((unsigned char)l.s[0])) {
+			if (tp->open)
+				rc = continue_trailer(tp, &l);
+			continue;
+		}
+		sep = find_sep(&l);
+		if (sep >= 1)
+			rc = start_trailer(tp, &l, sep);
+		else
+			rc = close_current(tp);
+	}
+	return rc ? rc : close_current(tp);
+}
+
+/* Offset just after the last non-blank character. */
+static size_t rtrim_len(const char *msg, size_t len)
+{
+	while (len > 0 && is_blank_ch((unsigned char)msg[len - 1]))
+		len--;
+	return len;
+}
+
+int trailers_parse(struct trailer **out, size_t *n, size_t *body_len,
+		   const char *msg, size_t len)
+{
+	struct tparse tp = { NULL, 0, 0, BUF_INIT, 0 };
+	size_t content_end, start;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (body_len)
+		*body_len = 0;
+	content_end = rtrim_len(msg, len);
+	if (content_end == 0)
+		goto out;
+	start = find_block(msg, content_end);
+	if (body_len)
+		*body_len = rtrim_len(msg, start);
+	if (start == content_end)
+		goto out;
+	rc = parse_block(&tp, msg, start, content_end);
+out:
+	buf_free(&tp.val);
+	if (rc) {
+		/* v[n - 1] may be half-built: clear it with the others */
+		trailers_free(tp.v, tp.n);
+		if (body_len)
+			*body_len = 0;
+		return rc;
+	}
+	*out = tp.v;
+	*n = tp.n;
+	return 0;
+}

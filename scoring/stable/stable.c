@@ -1,0 +1,2333 @@
+/*
+ * stable.c - the facts `patchtriage stable` reports about the commits of a
+ * main-line range relative to a stable branch (see stable.h): already in
+ * the branch (ancestry, upstream marker lines, patch-id), tagged, applies
+ * to (Fixes:/revert targets present in the branch), depends on (earlier
+ * candidates whose zero-context hunks overlap), applies cleanly (in-memory
+ * cherry-pick), prerequisites (a tagged candidate's files replayed onto
+ * the branch with and without an untagged dependency, git_merge_file()
+ * on blobs held in memory), keeps the build working (subject component,
+ * toolchain words, build files) and the blame-based Fixes: suggestion.
+ * The hunks for depends-on are diffed on opts->jobs threads, each with
+ * its own repository handle, and merged in commit order.  Object ids are
+ * kept in a small open-addressing map of its own; libgit2 objects are
+ * looked up again when needed rather than held.  It neither prints nor
+ * scores with a model.
+ */
+#include "scoring/stable/stable.h"
+
+#include "scoring/util/fnv.h"
+#include "scoring/patch/treediff.h"
+
+#include <ctype.h>
+#include <git2.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define STABLE_MAX_COMMITS 10000000u /* range or branch commits */
+#define STABLE_MAX_TARGETS 32u       /* Fixes:/revert ids per commit */
+#define STABLE_DEP_WINDOW 256u       /* earlier commits compared per file */
+#define STABLE_BLAME_FILES 32u       /* files blamed per suggestion */
+#define STABLE_BLAME_LINES 2000u     /* lines blamed per suggestion */
+
+/* ---- a map of object ids to an index ---------------------------------- */
+
+struct oment {
+	git_oid id;
+	size_t val;
+	int used;
+};
+
+struct oidmap {
+	struct oment *slot;
+	size_t cap, len;
+};
+
+static size_t oid_hash(const git_oid *id)
+{
+	size_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static struct oment *oidmap_get(const struct oidmap *m, const git_oid *id)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	for (i = oid_hash(id) & (m->cap - 1); m->slot[i].used;
+	     i = (i + 1) & (m->cap - 1))
+		if (!git_oid_cmp(&m->slot[i].id, id))
+			return &m->slot[i];
+	return NULL;
+}
+
+static void oidmap_insert(struct oment *slot, size_t cap, const git_oid *id,
+			  size_t val)
+{
+	size_t i;
+
+	for (i = oid_hash(id) & (cap - 1); slot[i].used; i = (i + 1) & (cap - 1))
+		;
+	git_oid_cpy(&slot[i].id, id);
+	slot[i].val = val;
+	slot[i].used = 1;
+}
+
+static int oidmap_grow(struct oidmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64, i;
+	struct oment *s;
+
+	s = pt_calloc(cap, sizeof(*s));
+	if (!s)
+		return PT_ENOMEM;
+	for (i = 0; i < m->cap; i++)
+		if (m->slot[i].used)
+			oidmap_insert(s, cap, &m->slot[i].id, m->slot[i].val);
+	free(m->slot);
+	m->slot = s;
+	m->cap = cap;
+	return 0;
+}
+
+/* Add id -> val; an id already there keeps its first value. */
+static int oidmap_put(struct oidmap *m, const git_oid *id, size_t val)
+{
+	int rc;
+
+	if (oidmap_get(m, id))
+		return 0;
+	if ((m->len + 1) * 2 > m->cap) {
+		rc = oidmap_grow(m);
+		if (rc)
+			return rc;
+	}
+	oidmap_insert(m->slot, m->cap, id, val);
+	m->len++;
+	return 0;
+}
+
+static void oidmap_free(struct oidmap *m)
+{
+	free(m->slot);
+	m->slot = NULL;
+	m->cap = m->len = 0;
+}
+
+/* ---- private state ---------------------------------------------------- */
+
+struct bcommit {
+	git_oid id;
+	enum stable_match kind; /* marker kind, NONE when it has none */
+};
+
+struct skey {
+	uint64_t author, committer; /* FNV-1a of the lowercased emails */
+	int64_t when;               /* commit time */
+	size_t idx;
+};
+
+struct changes {
+	struct treediff_file *f;  /* sorted by path */
+	size_t n;
+	uint64_t sig;             /* FNV-1a of the paths */
+};
+
+struct stable_priv {
+	git_repository *repo;
+	git_oid tip, base, head;
+	struct oidmap range;      /* range commit -> index in c[] */
+	struct oidmap after_base; /* commits of head not reachable from base */
+	struct oidmap only;       /* branch commits not reachable from base */
+	struct oidmap upstream;   /* id named by a marker -> index in b[] */
+	struct oidmap patchids;   /* patch-id of an unmarked b[] -> index */
+	struct oidmap memo;       /* target -> 1 present, 2 absent */
+	struct oidmap queued;     /* target -> 1 queued for stable, 2 not */
+	struct oidmap sigs;       /* path signature of an unmarked b[] */
+	struct oidmap anc;        /* base's history back to the oldest target */
+	struct changes *rch;      /* files changed by each range commit */
+	struct skey *sk;          /* who wrote and applied each, for series */
+	size_t jobs;              /* threads for collect_all, >= 1 */
+	struct bcommit *b;
+	size_t nb, bcap;
+	size_t ccap;              /* allocated s->c */
+};
+
+static int git_fail(const char *what, const char *input)
+{
+	const git_error *e = git_error_last();
+
+	return pt_error_set(PT_ERROR, "%s '%s': %s", what, input,
+			    e && e->message ? e->message : "libgit2 error");
+}
+
+/* ---- message scanning ------------------------------------------------- */
+
+static size_t hex_run(const char *s, const char *end)
+{
+	size_t n = 0;
+
+	while (s + n < end && n <= 40 && isxdigit((unsigned char)s[n]))
+		n++;
+	return n;
+}
+
+/* Case-insensitive prefix test of [s, end) against lit. */
+static int starts(const char *s, const char *end, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return (size_t)(end - s) >= n && !strncasecmp(s, lit, n);
+}
+
+static const char *skip_blank(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s;
+}
+
+/* Copy a 7..40 hex id at s into hex; 1 when there is one. */
+static int take_hex(char hex[41], const char *s, const char *end)
+{
+	size_t n = hex_run(s, end);
+
+	if (n < 7 || n > 40)
+		return 0;
+	if (s + n < end && isalnum((unsigned char)s[n]))
+		return 0;
+	memcpy(hex, s, n);
+	hex[n] = '\0';
+	return 1;
+}
+
+/* One line: which marker, if any. */
+static int line_marker(char hex[41], enum stable_match *kind, const char *s,
+		       const char *end)
+{
+	const char *p;
+
+	s = skip_blank(s, end);
+	if (starts(s, end, "(cherry picked from commit ")) {
+		*kind = STABLE_MATCH_CHERRY;
+		return take_hex(hex, s + 27, end);
+	}
+	p = s;
+	if (p < end && *p == '[')
+		p = skip_blank(p + 1, end);
+	if (starts(p, end, "upstream commit")) {
+		p = skip_blank(p + 15, end);
+		if (p < end && *p == ':')
+			p = skip_blank(p + 1, end);
+		*kind = STABLE_MATCH_UPSTREAM;
+		return take_hex(hex, p, end);
+	}
+	if (starts(s, end, "commit ")) {
+		p = s + 7;
+		if (!take_hex(hex, p, end))
+			return 0;
+		p = skip_blank(p + strlen(hex), end);
+		*kind = STABLE_MATCH_COMMIT_UP;
+		return starts(p, end, "upstream");
+	}
+	return 0;
+}
+
+int stable_find_marker(char hex[41], enum stable_match *kind,
+		       const char *msg, size_t len)
+{
+	const char *s = msg, *end = msg + len, *eol;
+
+	while (s < end) {
+		eol = memchr(s, '\n', (size_t)(end - s));
+		if (!eol)
+			eol = end;
+		if (line_marker(hex, kind, s, eol))
+			return 1;
+		s = eol + 1;
+	}
+	hex[0] = '\0';
+	*kind = STABLE_MATCH_NONE;
+	return 0;
+}
+
+/* "This reverts commit X" anywhere in the message. */
+static int find_revert(char hex[41], const char *msg)
+{
+	const char *p = msg;
+	static const char lit[] = "This reverts commit ";
+
+	while ((p = strstr(p, lit)) != NULL) {
+		p += sizeof(lit) - 1;
+		if (take_hex(hex, p, p + strlen(p)))
+			return 1;
+	}
+	return 0;
+}
+
+static int resolve_commit(git_oid *out, git_repository *repo,
+			  const char *hex);
+
+static int in_list(const char *s, size_t n, const char *const *list)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && !strncasecmp(s, *list, n))
+			return 1;
+	return 0;
+}
+
+/*
+ * The next word at or after *at (letters and digits, and '+' when plus):
+ * its start, *n its length, *at moved past it; NULL when there is none.
+ */
+static const char *next_word(const char **at, size_t *n, int plus)
+{
+	const char *s = *at, *w;
+
+	while (*s && !isalnum((unsigned char)*s))
+		s++;
+	if (!*s)
+		return NULL;
+	for (w = s; isalnum((unsigned char)*w) || (plus && *w == '+'); w++)
+		;
+	*n = (size_t)(w - s);
+	*at = w;
+	return s;
+}
+
+/* The summary has fix, fixes, fixed or fixing as a word. */
+static int says_fix(const char *sum)
+{
+	static const char *const words[] = { "fix", "fixes", "fixed",
+					     "fixing", NULL };
+	const char *w;
+	size_t n;
+
+	while ((w = next_word(&sum, &n, 0)))
+		if (in_list(w, n, words))
+			return 1;
+	return 0;
+}
+
+/* ---- keeps the build working ----------------------------------------- */
+
+/*
+ * The subject's component ("ci" of "ci: ...", "config" of "config/arm:
+ * ..."): 2 when it is CI or packaging, 1 the build system or its tools,
+ * else 0.
+ */
+static int build_component(const char *sum)
+{
+	static const char *const ci[] = { "ci", "github", ".github", "gha",
+		"travis", "azure", "buildlib", "debian", "redhat", "suse",
+		"rpm", "packaging", "spec", NULL };
+	static const char *const build[] = { "build", "buildtools",
+		"devtools", "config", "meson", "cmake", "make", "mk", NULL };
+	const char *colon = strstr(sum, ": "), *slash;
+	size_t n;
+
+	if (!colon || strchr(sum, ' ') < colon)
+		return 0;
+	slash = memchr(sum, '/', (size_t)(colon - sum));
+	n = (size_t)((slash ? slash : colon) - sum);
+	if (in_list(sum, n, ci))
+		return 2;
+	return in_list(sum, n, build);
+}
+
+/*
+ * Words of the summary that name the toolchain: compile (compiler,
+ * compilation, ...), warning(s), gcc, clang (a version may follow), musl,
+ * C++ (C++20), compatible (compatibility), toolchain.
+ */
+static int build_wording(const char *sum)
+{
+	static const char *const words[] = { "warning", "warnings", "musl",
+		"toolchain", NULL };
+	static const char *const prefix[] = { "compil", "compatib", "gcc",
+		"clang", NULL };
+	const char *s, *at, *colon = strstr(sum, ": ");
+	const char *const *p;
+	size_t n;
+
+	at = colon ? colon + 2 : sum;
+	while ((s = next_word(&at, &n, 1))) {
+		if (n >= 3 && !strncasecmp(s, "c++", 3))
+			return 1;
+		if (in_list(s, n, words))
+			return 1;
+		for (p = prefix; *p; p++)
+			if (n >= strlen(*p) && !strncasecmp(s, *p, strlen(*p)))
+				return 1;
+	}
+	return 0;
+}
+
+static int ends_with(const char *s, const char *lit)
+{
+	size_t n = strlen(s), k = strlen(lit);
+
+	return n >= k && !strcmp(s + n - k, lit);
+}
+
+/* A file of the build system, the CI or the packaging. */
+static int build_path(const char *path)
+{
+	static const char *const dirs[] = { ".ci/", ".github/", ".gitlab/",
+		"buildtools/", "devtools/", "buildlib/", "config/", "debian/",
+		"redhat/", "suse/", "ci/", NULL };
+	static const char *const names[] = { "meson.build",
+		"meson_options.txt", "meson.options", "CMakeLists.txt",
+		"Makefile", "GNUmakefile", "configure.ac", ".travis.yml",
+		".gitlab-ci.yml", NULL };
+	static const char *const exts[] = { ".cmake", ".mk", ".spec",
+		".spec.in", ".map", NULL };
+	const char *base = strrchr(path, '/');
+	const char *const *p;
+
+	base = base ? base + 1 : path;
+	for (p = dirs; *p; p++)
+		if (!strncmp(path, *p, strlen(*p)))
+			return 1;
+	for (p = names; *p; p++)
+		if (!strcmp(base, *p))
+			return 1;
+	for (p = exts; *p; p++)
+		if (ends_with(base, *p))
+			return 1;
+	return 0;
+}
+
+/* The build facts of a commit from its summary and changed paths. */
+static void build_facts(struct stable_commit *sc,
+			const struct treediff_file *f, size_t n)
+{
+	size_t i, nb = 0, other = 0;
+	int comp = build_component(sc->subject);
+
+	sc->build_ci = comp == 2;
+	sc->build_comp = comp > 0;
+	sc->build_words = build_wording(sc->subject);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(f[i].path, "MAINTAINERS"))
+			continue; /* a new file's owner: neither */
+		if (build_path(f[i].path))
+			nb++;
+		else
+			other++;
+	}
+	sc->build_files = nb && !other;
+}
+
+/*
+ * A commit id in running text: 7..40 hex digits with a letter and a
+ * digit, not part of a word, path, address or version ("v1.2-abc").
+ */
+static int text_hex(char hex[41], const char *s, const char *start,
+		    const char *end)
+{
+	size_t n = hex_run(s, end), i, digits = 0;
+
+	if (s > start && (isalnum((unsigned char)s[-1]) ||
+			  strchr("/-_.@=+%#~", s[-1])))
+		return 0;
+	if (n < 7 || n > 40 || (s + n < end && (isalnum((unsigned char)s[n])
+						|| strchr("-_@/", s[n]))))
+		return 0;
+	for (i = 0; i < n; i++)
+		digits += isdigit((unsigned char)s[i]) != 0;
+	if (!digits || digits == n)
+		return 0;
+	memcpy(hex, s, n);
+	hex[n] = '\0';
+	return 1;
+}
+
+/*
+ * The first id the changelog names that resolves to a commit, outside
+ * the subject and the Fixes:, revert and upstream marker lines (those
+ * have their own facts).
+ */
+static void scan_cites(struct stable_commit *sc, git_repository *repo,
+		       const char *msg)
+{
+	const char *s = strchrnul(msg, '\n'), *eol, *p;
+	enum stable_match kind;
+	char hex[41];
+	git_oid id;
+
+	for (; *s; s = *eol ? eol + 1 : eol) {
+		s += *s == '\n';
+		eol = strchrnul(s, '\n');
+		p = skip_blank(s, eol);
+		if (starts(p, eol, "fixes:") || line_marker(hex, &kind, s, eol))
+			continue;
+		for (; p < eol; p++) {
+			if (!text_hex(hex, p, s, eol))
+				continue;
+			if (p >= s + 20 && starts(p - 20, eol,
+						  "This reverts commit "))
+				continue;
+			if (!resolve_commit(&id, repo, hex) &&
+			    git_oid_streq(&id, sc->id)) {
+				git_oid_tostr(sc->cites, sizeof(sc->cites),
+					      &id);
+				return;
+			}
+		}
+	}
+}
+
+static int is_stable_cc(const struct trailer *t)
+{
+	const char *e = t->email ? t->email : t->value;
+	const char *at;
+
+	if (t->kind != TRAILER_CC || !e)
+		return 0;
+	if (t->is_stable)
+		return 1;
+	e = skip_blank(e, e + strlen(e));
+	if (*e == '<')
+		e++;
+	at = strchr(e, '@');
+	return at && at - e == 6 && !strncasecmp(e, "stable", 6);
+}
+
+/* ---- object helpers --------------------------------------------------- */
+
+static int resolve_commit(git_oid *out, git_repository *repo,
+			  const char *hex)
+{
+	git_object *o = NULL;
+	git_oid id;
+	size_t n = strlen(hex);
+
+	if (n < 4 || n > 40 || git_oid_fromstrn(&id, hex, n))
+		return PT_ENOTFOUND;
+	if (git_object_lookup_prefix(&o, repo, &id, n, GIT_OBJECT_COMMIT))
+		return PT_ENOTFOUND;
+	git_oid_cpy(out, git_object_id(o));
+	git_object_free(o);
+	return 0;
+}
+
+static int peel_commit(git_oid *out, git_repository *repo, const char *rev)
+{
+	git_object *o = NULL, *c = NULL;
+	int rc = 0;
+
+	if (git_revparse_single(&o, repo, rev))
+		return git_fail("cannot resolve", rev);
+	if (git_object_peel(&c, o, GIT_OBJECT_COMMIT))
+		rc = git_fail("not a commit:", rev);
+	else
+		git_oid_cpy(out, git_object_id(c));
+	git_object_free(c);
+	git_object_free(o);
+	return rc;
+}
+
+/* ---- changed files ---------------------------------------------------- */
+
+static void changes_clear(struct changes *ch)
+{
+	struct treediff d;
+
+	d.f = ch->f;
+	d.n = d.cap = ch->n;
+	treediff_clear(&d);
+	memset(ch, 0, sizeof(*ch));
+}
+
+/* The files a commit changes against its first parent, sorted by path. */
+static int commit_changes(struct changes *ch, git_repository *repo,
+			  const git_commit *c)
+{
+	struct treediff d;
+	uint64_t h = FNV_INIT;
+	size_t i;
+	int rc;
+
+	memset(ch, 0, sizeof(*ch));
+	rc = treediff_commit(&d, repo, c);
+	if (rc)
+		return rc;
+	ch->f = d.f;
+	ch->n = d.n;
+	for (i = 0; i < ch->n; i++)
+		h = fnv_byte(fnv_bytes(h, ch->f[i].path, strlen(ch->f[i].path)),
+			     0xff);
+	ch->sig = h;
+	return 0;
+}
+
+static int lookup_changes(struct changes *ch, git_repository *repo,
+			  const git_oid *id)
+{
+	git_commit *c = NULL;
+	int rc;
+
+	if (git_commit_lookup(&c, repo, id))
+		return git_fail("cannot read commit", git_oid_tostr_s(id));
+	rc = commit_changes(ch, repo, c);
+	git_commit_free(c);
+	return rc;
+}
+
+typedef int (*blob_line_cb)(const git_diff_delta *d, const git_diff_hunk *h,
+			    const git_diff_line *l, void *ctx);
+typedef int (*blob_hunk_cb)(const git_diff_delta *d, const git_diff_hunk *h,
+			    void *ctx);
+
+/* Zero-context diff of one changed file through libgit2's xdiff. */
+static int diff_file(git_repository *repo, const struct treediff_file *f,
+		     blob_hunk_cb hunk, blob_line_cb line, void *ctx)
+{
+	git_diff_options o;
+	git_blob *a = NULL, *b = NULL;
+	int rc = 0;
+
+	if (f->old_mode == GIT_FILEMODE_COMMIT ||
+	    f->new_mode == GIT_FILEMODE_COMMIT)
+		return 0; /* a submodule has no lines here */
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 0;
+	o.interhunk_lines = 0;
+	if ((!git_oid_is_zero(&f->old) && git_blob_lookup(&a, repo, &f->old))
+	    || (!git_oid_is_zero(&f->new) &&
+		git_blob_lookup(&b, repo, &f->new)))
+		rc = git_fail("cannot read the blobs of", f->path);
+	if (!rc && git_diff_blobs(a, f->path, b, f->path, &o, NULL, NULL,
+				  hunk, line, ctx))
+		rc = git_fail("cannot diff", f->path);
+	git_blob_free(a);
+	git_blob_free(b);
+	return rc;
+}
+
+/* The text a patch-id hashes: '+'/'-' lines without any whitespace. */
+static int pid_line(const git_diff_delta *d, const git_diff_hunk *h,
+		    const git_diff_line *l, void *ctx)
+{
+	struct buf *b = ctx;
+	size_t i;
+
+	(void)d;
+	(void)h;
+	if (l->origin != GIT_DIFF_LINE_ADDITION &&
+	    l->origin != GIT_DIFF_LINE_DELETION)
+		return 0;
+	if (buf_addch(b, l->origin))
+		return -1;
+	for (i = 0; i < l->content_len; i++)
+		if (!isspace((unsigned char)l->content[i]) &&
+		    buf_addch(b, l->content[i]))
+			return -1;
+	return buf_addch(b, '\n') ? -1 : 0;
+}
+
+/*
+ * Like `git patch-id --stable`: paths and changed lines with whitespace
+ * removed, line numbers and context ignored, files in path order.
+ */
+static int changes_patchid(git_oid *out, git_repository *repo,
+			   const struct changes *ch)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < ch->n && !rc; i++) {
+		rc = buf_addf(&b, "%s\n%s\n", ch->f[i].path,
+			      git_oid_is_zero(&ch->f[i].new) ? "deleted"
+							     : "");
+		if (!rc)
+			rc = diff_file(repo, &ch->f[i], NULL, pid_line, &b);
+	}
+	if (!rc && git_odb_hash(out, b.ptr, b.len, GIT_OBJECT_BLOB))
+		rc = git_fail("cannot hash a patch of", ch->n ?
+			      ch->f[0].path : "nothing");
+	buf_free(&b);
+	return rc;
+}
+
+/* ---- walks ------------------------------------------------------------ */
+
+typedef int (*walk_cb)(git_commit *c, void *ctx);
+
+/* Non-merge commits of push minus hide (hide may be NULL), oldest first. */
+static int walk(git_repository *repo, const git_oid *push,
+		const git_oid *hide, walk_cb cb, void *ctx)
+{
+	git_revwalk *w = NULL;
+	git_commit *c;
+	git_oid id;
+	size_t n = 0;
+	int rc = 0, e;
+
+	if (git_revwalk_new(&w, repo))
+		return git_fail("cannot walk", git_oid_tostr_s(push));
+	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	if (git_revwalk_push(w, push) || (hide && git_revwalk_hide(w, hide))) {
+		rc = git_fail("cannot walk", git_oid_tostr_s(push));
+		goto out;
+	}
+	while (!rc && !(e = git_revwalk_next(&id, w))) {
+		if (++n > STABLE_MAX_COMMITS) {
+			rc = pt_error_set(PT_ETOOBIG, "more than %u commits "
+					  "in the range", STABLE_MAX_COMMITS);
+			break;
+		}
+		if (git_commit_lookup(&c, repo, &id)) {
+			rc = git_fail("cannot read commit",
+				      git_oid_tostr_s(&id));
+			break;
+		}
+		if (git_commit_parentcount(c) <= 1)
+			rc = cb(c, ctx);
+		git_commit_free(c);
+	}
+	if (!rc && e != GIT_ITEROVER)
+		rc = git_fail("cannot walk", git_oid_tostr_s(push));
+out:
+	git_revwalk_free(w);
+	return rc;
+}
+
+static int put_cb(git_commit *c, void *ctx)
+{
+	return oidmap_put(ctx, git_commit_id(c), 0);
+}
+
+/* A branch commit: remember it and the upstream id it names. */
+static int branch_cb(git_commit *c, void *ctx)
+{
+	struct stable_set *s = ctx;
+	struct stable_priv *p = s->priv;
+	const char *msg = git_commit_message(c);
+	struct bcommit *b;
+	enum stable_match kind;
+	char hex[41];
+	git_oid up;
+	int rc;
+
+	rc = oidmap_put(&p->only, git_commit_id(c), p->nb);
+	if (rc)
+		return rc;
+	if (p->nb == p->bcap) {
+		size_t cap = p->bcap ? p->bcap * 2 : 256;
+
+		b = pt_reallocarray(p->b, cap, sizeof(*b));
+		if (!b)
+			return PT_ENOMEM;
+		p->b = b;
+		p->bcap = cap;
+	}
+	b = &p->b[p->nb];
+	git_oid_cpy(&b->id, git_commit_id(c));
+	b->kind = STABLE_MATCH_NONE;
+	s->branch_commits++;
+	if (msg && stable_find_marker(hex, &kind, msg, strlen(msg))) {
+		b->kind = kind;
+		s->branch_marked++;
+		if (!resolve_commit(&up, p->repo, hex)) {
+			rc = oidmap_put(&p->upstream, &up, p->nb);
+			if (rc)
+				return rc;
+		}
+	}
+	p->nb++;
+	return 0;
+}
+
+/* ---- the range -------------------------------------------------------- */
+
+static int add_target(struct stable_commit *sc, git_repository *repo,
+		      const char *hex)
+{
+	char **t;
+	git_oid id;
+	size_t i;
+
+	if (sc->ntargets >= STABLE_MAX_TARGETS ||
+	    resolve_commit(&id, repo, hex))
+		return 0;
+	for (i = 0; i < sc->ntargets; i++)
+		if (!git_oid_streq(&id, sc->targets[i]))
+			return 0;
+	t = pt_reallocarray(sc->targets, sc->ntargets + 1, sizeof(*t));
+	if (!t)
+		return PT_ENOMEM;
+	sc->targets = t;
+	t[sc->ntargets] = pt_malloc(41);
+	if (!t[sc->ntargets])
+		return PT_ENOMEM;
+	git_oid_tostr(t[sc->ntargets++], 41, &id);
+	return 0;
+}
+
+/*
+ * Tag lines outside the trailer block count too: DPDK (and many kernel
+ * commits) put "Fixes:" and "Cc: stable@" in a paragraph of their own
+ * above the Signed-off-by block, where git's trailer rules do not look.
+ */
+static int scan_tags(struct stable_commit *sc, git_repository *repo,
+		     const char *msg)
+{
+	const char *s = msg, *eol, *p;
+	char hex[41];
+	int rc = 0;
+
+	for (; *s && !rc; s = *eol ? eol + 1 : eol) {
+		eol = strchrnul(s, '\n');
+		if (starts(s, eol, "fixes:")) {
+			sc->has_fixes = 1;
+			p = skip_blank(s + 6, eol);
+			if (take_hex(hex, p, eol))
+				rc = add_target(sc, repo, hex);
+		} else if (starts(s, eol, "cc:")) {
+			p = skip_blank(s + 3, eol);
+			if (*p == '<')
+				p++;
+			if (starts(p, eol, "stable@"))
+				sc->cc_stable = 1;
+		}
+	}
+	return rc;
+}
+
+static int read_tags(struct stable_commit *sc, git_repository *repo,
+		     const char *msg)
+{
+	struct trailer *t = NULL;
+	size_t n = 0, body = 0, i;
+	char hex[41];
+	int rc, unresolved = 0;
+
+	rc = trailers_parse(&t, &n, &body, msg, strlen(msg));
+	if (rc)
+		return rc;
+	for (i = 0; i < n && !rc; i++) {
+		if (is_stable_cc(&t[i]))
+			sc->cc_stable = 1;
+		if (t[i].kind != TRAILER_FIXES)
+			continue;
+		sc->has_fixes = 1;
+		if (t[i].fixes_sha)
+			rc = add_target(sc, repo, t[i].fixes_sha);
+		unresolved = 1;
+	}
+	if (!rc)
+		rc = scan_tags(sc, repo, msg);
+	if (!rc && find_revert(hex, msg)) {
+		sc->is_revert = 1;
+		rc = add_target(sc, repo, hex);
+		unresolved = 1;
+	}
+	if (unresolved || sc->has_fixes)
+		sc->target = STABLE_TARGET_UNKNOWN;
+	if (!rc)
+		scan_cites(sc, repo, msg);
+	trailers_free(t, n);
+	return rc;
+}
+
+static char *author_of(const git_commit *c)
+{
+	const git_signature *a = git_commit_author(c);
+	struct buf b = BUF_INIT;
+
+	if (a && buf_addf(&b, "%s <%s>", a->name ? a->name : "",
+			  a->email ? a->email : ""))
+		return NULL;
+	return buf_detach(&b, NULL);
+}
+
+static uint64_t email_hash(const git_signature *sig)
+{
+	uint64_t h = FNV_INIT;
+	const char *e = sig && sig->email ? sig->email : "";
+
+	for (; *e; e++)
+		h = fnv_byte(h, (unsigned char)tolower((unsigned char)*e));
+	return h;
+}
+
+static int range_cb(git_commit *c, void *ctx)
+{
+	struct stable_set *s = ctx;
+	struct stable_commit *sc, *nc;
+	const char *msg = git_commit_message(c);
+	const char *sum = git_commit_summary(c);
+	struct stable_priv *p = s->priv;
+	size_t cap;
+	int rc;
+
+	if (s->n == p->ccap) {
+		struct changes *nch;
+		struct skey *nsk;
+
+		cap = p->ccap ? p->ccap * 2 : 64;
+		nc = pt_reallocarray(s->c, cap, sizeof(*nc));
+		if (!nc)
+			return PT_ENOMEM;
+		s->c = nc;
+		nch = pt_reallocarray(p->rch, cap, sizeof(*nch));
+		if (!nch)
+			return PT_ENOMEM;
+		p->rch = nch;
+		nsk = pt_reallocarray(p->sk, cap, sizeof(*nsk));
+		if (!nsk)
+			return PT_ENOMEM;
+		p->sk = nsk;
+		p->ccap = cap;
+	}
+	memset(&p->rch[s->n], 0, sizeof(p->rch[s->n]));
+	sc = &s->c[s->n];
+	memset(sc, 0, sizeof(*sc));
+	git_oid_tostr(sc->id, sizeof(sc->id), git_commit_id(c));
+	sc->commit_date = (int64_t)git_commit_time(c);
+	sc->subject = pt_strdup(sum ? sum : "");
+	sc->author = author_of(c);
+	sc->fix_subject = says_fix(sc->subject ? sc->subject : "");
+	p->sk[s->n].author = email_hash(git_commit_author(c));
+	p->sk[s->n].committer = email_hash(git_commit_committer(c));
+	p->sk[s->n].when = sc->commit_date;
+	p->sk[s->n].idx = s->n;
+	s->n++;
+	if (!sc->subject || !sc->author)
+		return PT_ENOMEM;
+	rc = oidmap_put(&p->range, git_commit_id(c), s->n - 1);
+	if (!rc && msg)
+		rc = read_tags(sc, p->repo, msg);
+	if (!rc)
+		rc = commit_changes(&p->rch[s->n - 1], p->repo, c);
+	sc->nfiles = (unsigned)p->rch[s->n - 1].n;
+	if (!rc)
+		build_facts(sc, p->rch[s->n - 1].f, p->rch[s->n - 1].n);
+	return rc;
+}
+
+/* ---- already in the branch -------------------------------------------- */
+
+/* A path signature as a map key. */
+static void sig_oid(git_oid *out, uint64_t sig)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->id, &sig, sizeof(sig));
+}
+
+/* Patch-id of changes when a branch commit changes the same paths. */
+static int maybe_patchid(git_oid *out, struct stable_priv *p,
+			 const struct changes *ch)
+{
+	git_oid k;
+	int rc;
+
+	sig_oid(&k, ch->sig);
+	if (!ch->n || !oidmap_get(&p->sigs, &k))
+		return 0;
+	rc = changes_patchid(out, p->repo, ch);
+	return rc ? rc : 1;
+}
+
+static int match_commit(struct stable_set *s, size_t i)
+{
+	struct stable_priv *p = s->priv;
+	struct stable_commit *sc = &s->c[i];
+	struct oment *e;
+	git_oid id, pid;
+	int rc;
+
+	git_oid_fromstr(&id, sc->id);
+	/* not after the base means reachable from the base, so from the tip */
+	if (oidmap_get(&p->only, &id) || !oidmap_get(&p->after_base, &id)) {
+		sc->match = STABLE_MATCH_ANCESTOR;
+		strcpy(sc->backport, sc->id);
+		return 0;
+	}
+	e = oidmap_get(&p->upstream, &id);
+	if (e) {
+		sc->match = p->b[e->val].kind;
+		git_oid_tostr(sc->backport, 41, &p->b[e->val].id);
+		return 0;
+	}
+	rc = maybe_patchid(&pid, p, &p->rch[i]);
+	if (rc <= 0)
+		return rc;
+	e = oidmap_get(&p->patchids, &pid);
+	if (e) {
+		sc->match = STABLE_MATCH_PATCHID;
+		git_oid_tostr(sc->backport, 41, &p->b[e->val].id);
+	}
+	return 0;
+}
+
+/* Patch-ids of the branch commits that name no upstream commit. */
+static int branch_patchids(struct stable_priv *p)
+{
+	struct changes ch;
+	git_oid k, pid;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < p->nb && !rc; i++) {
+		if (p->b[i].kind != STABLE_MATCH_NONE)
+			continue;
+		rc = lookup_changes(&ch, p->repo, &p->b[i].id);
+		if (rc)
+			break;
+		if (ch.n) {
+			sig_oid(&k, ch.sig);
+			rc = oidmap_put(&p->sigs, &k, i);
+			if (!rc)
+				rc = changes_patchid(&pid, p->repo, &ch);
+			if (!rc)
+				rc = oidmap_put(&p->patchids, &pid, i);
+		}
+		changes_clear(&ch);
+	}
+	return rc;
+}
+
+/* ---- applies to ------------------------------------------------------- */
+
+/* A target after the base: was it backported without a marker? */
+static int target_backported(struct stable_set *s, const git_oid *id)
+{
+	struct stable_priv *p = s->priv;
+	struct oment *e = oidmap_get(&p->range, id);
+	struct changes ch;
+	git_oid pid;
+	int rc;
+
+	if (!p->patchids.len)
+		return 0;
+	if (e)
+		return 0; /* a range commit: match_commit has decided */
+	rc = lookup_changes(&ch, p->repo, id);
+	if (rc)
+		return rc;
+	rc = maybe_patchid(&pid, p, &ch);
+	changes_clear(&ch);
+	if (rc <= 0)
+		return rc;
+	return oidmap_get(&p->patchids, &pid) != NULL;
+}
+
+/* 1 when the code of target is in the branch, 0 when not, < 0 error. */
+static int target_present(struct stable_set *s, const git_oid *id)
+{
+	struct stable_priv *p = s->priv;
+	struct oment *e;
+	int r;
+
+	if (!git_oid_cmp(id, &p->tip) || oidmap_get(&p->only, id) ||
+	    oidmap_get(&p->upstream, id))
+		return 1;
+	e = oidmap_get(&p->range, id);
+	if (e && s->c[e->val].match != STABLE_MATCH_NONE)
+		return 1;
+	e = oidmap_get(&p->memo, id);
+	if (e)
+		return e->val == 1;
+	if (oidmap_get(&p->after_base, id))
+		r = target_backported(s, id);
+	else
+		r = !git_oid_cmp(id, &p->base) || oidmap_get(&p->anc, id);
+	if (r < 0)
+		return r;
+	if (oidmap_put(&p->memo, id, r ? 1 : 2))
+		return PT_ENOMEM;
+	return r;
+}
+
+/* Commit time of a target that may be in the base's history, else -1. */
+static int64_t target_time(struct stable_priv *p, const char *hex)
+{
+	git_commit *c = NULL;
+	git_oid id;
+	int64_t t;
+
+	git_oid_fromstr(&id, hex);
+	if (oidmap_get(&p->after_base, &id) || oidmap_get(&p->only, &id) ||
+	    oidmap_get(&p->upstream, &id) || git_commit_lookup(&c, p->repo, &id))
+		return -1;
+	t = (int64_t)git_commit_time(c);
+	git_commit_free(c);
+	return t;
+}
+
+/*
+ * The base's history, newest first, back to a month before the oldest
+ * target that could be in it: one walk instead of a merge-base search
+ * per target (git_graph_descendant_of costs ~8 ms each on DPDK).  The
+ * month allows for committer clocks that run backwards.
+ */
+static int base_history(struct stable_set *s)
+{
+	struct stable_priv *p = s->priv;
+	int64_t oldest = INT64_MAX, t;
+	git_revwalk *w = NULL;
+	git_commit *c;
+	git_oid id;
+	size_t i, k;
+	int rc = 0, e;
+
+	for (i = 0; i < s->n; i++)
+		for (k = 0; k <= s->c[i].ntargets; k++) {
+			const char *hex = k < s->c[i].ntargets ?
+				s->c[i].targets[k] : s->c[i].cites;
+
+			t = *hex ? target_time(p, hex) : -1;
+			if (t >= 0 && t < oldest)
+				oldest = t;
+		}
+	if (oldest == INT64_MAX)
+		return 0;
+	oldest -= 30 * 86400;
+	if (git_revwalk_new(&w, p->repo))
+		return git_fail("cannot walk", s->base);
+	git_revwalk_sorting(w, GIT_SORT_TIME);
+	if (git_revwalk_push(w, &p->base)) {
+		rc = git_fail("cannot walk", s->base);
+		goto out;
+	}
+	while (!rc && !(e = git_revwalk_next(&id, w))) {
+		if (git_commit_lookup(&c, p->repo, &id)) {
+			rc = git_fail("cannot read commit",
+				      git_oid_tostr_s(&id));
+			break;
+		}
+		t = (int64_t)git_commit_time(c);
+		git_commit_free(c);
+		if (t < oldest)
+			break;
+		rc = oidmap_put(&p->anc, &id, 0);
+	}
+out:
+	git_revwalk_free(w);
+	return rc;
+}
+
+/* Is any of a commit's targets in the branch?  1 yes, 0 no, < 0 error. */
+static int any_present(struct stable_set *s, const struct stable_commit *sc)
+{
+	git_oid id;
+	size_t k;
+	int r = 0;
+
+	for (k = 0; !r && k < sc->ntargets; k++) {
+		git_oid_fromstr(&id, sc->targets[k]);
+		r = target_present(s, &id);
+	}
+	return r;
+}
+
+static void free_targets(struct stable_commit *sc)
+{
+	size_t k;
+
+	for (k = 0; k < sc->ntargets; k++)
+		free(sc->targets[k]);
+	free(sc->targets);
+}
+
+/*
+ * Is a main-line commit outside the range, which the branch lacks, on its
+ * way to the branch?  It is when tagged like a candidate (Cc: stable, or
+ * a Fixes: that is not for code the branch never had), as a fix of a
+ * tagged candidate of the range is: stable maintainers take the main
+ * line's fixes in batches, so the branch tip often lacks the previous
+ * batch when the next range is ranked.  1 yes, 0 no, < 0 error.
+ */
+static int target_queued(struct stable_set *s, const git_oid *id)
+{
+	struct stable_priv *p = s->priv;
+	struct stable_commit t;
+	git_commit *c = NULL;
+	struct oment *e;
+	int r, q = 0;
+
+	if (!oidmap_get(&p->after_base, id) || oidmap_get(&p->range, id))
+		return 0;
+	e = oidmap_get(&p->queued, id);
+	if (e)
+		return e->val == 1;
+	if (git_commit_lookup(&c, p->repo, id))
+		return git_fail("cannot read commit", git_oid_tostr_s(id));
+	memset(&t, 0, sizeof(t));
+	r = read_tags(&t, p->repo, git_commit_message(c));
+	git_commit_free(c);
+	q = t.cc_stable || (t.has_fixes && !t.ntargets);
+	if (!r && !q) {
+		r = any_present(s, &t);
+		q = r > 0;
+	}
+	free_targets(&t);
+	if (r < 0)
+		return r;
+	if (oidmap_put(&p->queued, id, q ? 1 : 2))
+		return PT_ENOMEM;
+	return q;
+}
+
+static int add_dep(struct stable_commit *sc, size_t dep);
+
+/*
+ * Is a candidate of the range on its way to the branch as far as its
+ * fixes go: tagged, or untagged with a CI or packaging component or
+ * toolchain words (what stable_build() ranks; whoever takes it needs its
+ * fixes).  Fix wording alone is not enough: measured on rdma-core, the
+ * fixes of such commits were not backported (docs/EVALUATION.md).
+ */
+static int listed_in_range(const struct stable_commit *c)
+{
+	return stable_tier(c) > 0 || stable_build(c);
+}
+
+/* Fixes of such a candidate of the range: PENDING, with it in deps. */
+static int pending_in_range(struct stable_set *s, size_t i)
+{
+	struct stable_commit *sc = &s->c[i];
+	const struct oment *e;
+	git_oid id;
+	size_t k;
+
+	for (k = 0; k < sc->ntargets; k++) {
+		git_oid_fromstr(&id, sc->targets[k]);
+		e = oidmap_get(&s->priv->range, &id);
+		if (!e || e->val >= i || !stable_is_candidate(s, e->val) ||
+		    !listed_in_range(&s->c[e->val]))
+			continue;
+		/* fixes a commit that is on its way to the branch */
+		sc->target = STABLE_TARGET_PENDING;
+		return add_dep(sc, e->val);
+	}
+	return 0;
+}
+
+/* Fixes of a queued commit before the range: PENDING, with needs set. */
+static int pending_before(struct stable_set *s, size_t i)
+{
+	struct stable_commit *sc = &s->c[i];
+	git_oid id;
+	size_t k;
+	int r;
+
+	for (k = 0; k < sc->ntargets; k++) {
+		git_oid_fromstr(&id, sc->targets[k]);
+		r = target_queued(s, &id);
+		if (r < 0)
+			return r;
+		if (r) {
+			sc->target = STABLE_TARGET_PENDING;
+			memcpy(sc->needs, sc->targets[k], sizeof(sc->needs));
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int check_targets(struct stable_set *s, size_t i)
+{
+	struct stable_commit *sc = &s->c[i];
+	int r;
+
+	if (!sc->ntargets)
+		return 0;
+	r = any_present(s, sc);
+	if (r < 0)
+		return r;
+	sc->target = r ? STABLE_TARGET_PRESENT : STABLE_TARGET_ABSENT;
+	r = 0;
+	if (sc->target == STABLE_TARGET_ABSENT)
+		r = pending_in_range(s, i);
+	if (!r && sc->target == STABLE_TARGET_ABSENT)
+		r = pending_before(s, i);
+	if (r)
+		return r;
+	sc->dropped = sc->target == STABLE_TARGET_ABSENT;
+	return 0;
+}
+
+/* Does the branch have the commit the changelog names? */
+static int check_cites(struct stable_set *s, size_t i)
+{
+	git_oid id;
+	int r;
+
+	if (!s->c[i].cites[0])
+		return 0;
+	git_oid_fromstr(&id, s->c[i].cites);
+	r = target_present(s, &id);
+	if (r < 0)
+		return r;
+	s->c[i].cites_present = r > 0;
+	return 0;
+}
+
+/* ---- series ----------------------------------------------------------- */
+
+static int skey_cmp(const void *a, const void *b)
+{
+	const struct skey *x = a, *y = b;
+
+	if (x->author != y->author)
+		return x->author < y->author ? -1 : 1;
+	if (x->committer != y->committer)
+		return x->committer < y->committer ? -1 : 1;
+	if (x->when != y->when)
+		return x->when < y->when ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int is_tagged_cand(const struct stable_set *s, size_t i)
+{
+	return stable_is_candidate(s, i) && stable_tier(&s->c[i]) > 0;
+}
+
+/* One series k[0..n): its length, and each commit's nearest tagged one. */
+static void link_series(struct stable_set *s, const struct skey *k,
+			size_t n)
+{
+	size_t a, b, best, d, bd;
+
+	for (a = 0; a < n; a++) {
+		struct stable_commit *c = &s->c[k[a].idx];
+
+		c->series_len = n;
+		best = bd = SIZE_MAX;
+		for (b = 0; b < n; b++) {
+			if (b == a || !is_tagged_cand(s, k[b].idx))
+				continue;
+			d = a < b ? b - a : a - b;
+			if (d < bd) {
+				bd = d;
+				best = k[b].idx;
+			}
+		}
+		c->has_sibling = best != SIZE_MAX;
+		c->sibling = c->has_sibling ? best : 0;
+	}
+}
+
+/*
+ * Group the range into series (stable.h, STABLE_SERIES_GAP): sort by
+ * author, committer and commit time, and cut where any of them changes
+ * or the time jumps.  Order-free, so merges of topic branches do not
+ * split a series.
+ */
+static int find_series(struct stable_set *s)
+{
+	struct skey *k = s->priv->sk;
+	size_t i, start;
+
+	if (!s->n)
+		return 0;
+	qsort(k, s->n, sizeof(*k), skey_cmp);
+	for (start = 0, i = 1; i <= s->n; i++) {
+		if (i < s->n && k[i].author == k[i - 1].author &&
+		    k[i].committer == k[i - 1].committer &&
+		    k[i].when - k[i - 1].when <= STABLE_SERIES_GAP)
+			continue;
+		link_series(s, k + start, i - start);
+		start = i;
+	}
+	return 0;
+}
+
+/* ---- depends on ------------------------------------------------------- */
+
+struct hrec {
+	const char *path;   /* owned by the commit's changes */
+	size_t idx;         /* commit index */
+	unsigned long olo, ohi, nlo, nhi; /* [lo, hi) old and new lines */
+};
+
+struct hcollect {
+	struct hrec *r;
+	size_t n, cap;
+	size_t idx;
+	const char *cur;
+	unsigned added, removed;
+};
+
+static int hunk_cb(const git_diff_delta *d, const git_diff_hunk *hk,
+		   void *ctx)
+{
+	struct hcollect *h = ctx;
+	struct hrec *r;
+
+	(void)d;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 1024;
+
+		r = pt_reallocarray(h->r, cap, sizeof(*r));
+		if (!r)
+			return -1;
+		h->r = r;
+		h->cap = cap;
+	}
+	r = &h->r[h->n++];
+	r->path = h->cur;
+	r->idx = h->idx;
+	/* a zero-length side (pure add or delete) still marks its place */
+	r->olo = (unsigned long)hk->old_start;
+	r->ohi = r->olo + (hk->old_lines ? (unsigned long)hk->old_lines : 1);
+	r->nlo = (unsigned long)hk->new_start;
+	r->nhi = r->nlo + (hk->new_lines ? (unsigned long)hk->new_lines : 1);
+	return 0;
+}
+
+static int line_cb(const git_diff_delta *d, const git_diff_hunk *hk,
+		   const git_diff_line *l, void *ctx)
+{
+	struct hcollect *h = ctx;
+
+	(void)d;
+	(void)hk;
+	if (l->origin == GIT_DIFF_LINE_ADDITION)
+		h->added++;
+	else if (l->origin == GIT_DIFF_LINE_DELETION)
+		h->removed++;
+	return 0;
+}
+
+static int collect_hunks(struct stable_set *s, git_repository *repo,
+			 struct hcollect *h, size_t i)
+{
+	const struct changes *ch = &s->priv->rch[i];
+	size_t k;
+	int rc = 0;
+
+	h->idx = i;
+	h->added = h->removed = 0;
+	for (k = 0; k < ch->n && !rc; k++) {
+		h->cur = ch->f[k].path;
+		rc = diff_file(repo, &ch->f[k], hunk_cb, line_cb, h);
+	}
+	s->c[i].added = h->added;
+	s->c[i].removed = h->removed;
+	return rc;
+}
+
+/* One thread's share: consecutive commits, their hunks in order. */
+struct hjob {
+	struct stable_set *s;
+	git_repository *repo;     /* its own handle (the caller's for 0) */
+	const size_t *todo;
+	size_t n;
+	struct hcollect h;
+	pthread_t t;
+	int started, rc;
+	char *err;                /* the error, copied out of the thread */
+};
+
+static void *hjob_run(void *arg)
+{
+	struct hjob *j = arg;
+	size_t i;
+
+	for (i = 0; i < j->n && !j->rc; i++)
+		j->rc = collect_hunks(j->s, j->repo, &j->h, j->todo[i]);
+	if (j->rc)
+		j->err = pt_strdup(pt_error_last());
+	return NULL;
+}
+
+static int hjob_start(struct hjob *j)
+{
+	const char *path = git_repository_path(j->s->priv->repo);
+
+	if (git_repository_open(&j->repo, path))
+		return git_fail("cannot open repository", path);
+	if (pthread_create(&j->t, NULL, hjob_run, j))
+		return pt_error_set(PT_ERROR, "cannot start a thread to diff "
+				    "in '%s'", path);
+	j->started = 1;
+	return 0;
+}
+
+/* Append j's hunks to h and free them; keep j's error. */
+static int hjob_finish(struct hcollect *h, struct hjob *j, int rc)
+{
+	struct hrec *r;
+
+	if (!rc && j->rc)
+		rc = pt_error_set(j->rc, "%s", j->err ? j->err
+						       : "out of memory");
+	if (!rc && j->h.n) {
+		r = pt_reallocarray(h->r, h->n + j->h.n, sizeof(*r));
+		if (!r)
+			rc = PT_ENOMEM;
+		else {
+			memcpy(r + h->n, j->h.r, j->h.n * sizeof(*r));
+			h->r = r;
+			h->n += j->h.n;
+			h->cap = h->n;
+		}
+	}
+	free(j->h.r);
+	free(j->err);
+	return rc;
+}
+
+/* The hunks of the needed commits in index order, on priv->jobs threads. */
+static int collect_all(struct stable_set *s, struct hcollect *h,
+		       const unsigned char *need)
+{
+	struct hjob *j = NULL;
+	size_t *todo, n = 0, i, k, nj = s->priv->jobs, at = 0;
+	int rc = 0;
+
+	todo = pt_calloc(s->n + 1, sizeof(*todo));
+	for (i = 0; todo && i < s->n; i++)
+		if (need[i])
+			todo[n++] = i;
+	if (nj > n)
+		nj = n ? n : 1;
+	j = todo ? pt_calloc(nj, sizeof(*j)) : NULL;
+	if (!j) {
+		free(todo);
+		return PT_ENOMEM;
+	}
+	for (k = 0; k < nj; k++) {
+		j[k].s = s;
+		j[k].todo = todo + at;
+		j[k].n = (n - at) / (nj - k);
+		at += j[k].n;
+	}
+	j[0].repo = s->priv->repo;
+	for (k = 1; k < nj && !rc; k++)
+		rc = hjob_start(&j[k]);
+	if (!rc)
+		hjob_run(&j[0]);
+	for (k = 0; k < nj; k++) {
+		if (j[k].started)
+			pthread_join(j[k].t, NULL);
+		rc = hjob_finish(h, &j[k], rc);
+		if (k)
+			git_repository_free(j[k].repo);
+	}
+	free(j);
+	free(todo);
+	return rc;
+}
+
+static int hrec_cmp(const void *a, const void *b)
+{
+	const struct hrec *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int add_dep(struct stable_commit *sc, size_t dep)
+{
+	size_t *d;
+	size_t k;
+
+	for (k = 0; k < sc->ndeps; k++)
+		if (sc->deps[k] == dep)
+			return 0;
+	d = pt_reallocarray(sc->deps, sc->ndeps + 1, sizeof(*d));
+	if (!d)
+		return PT_ENOMEM;
+	d[sc->ndeps++] = dep;
+	sc->deps = d;
+	return 0;
+}
+
+static int dep_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Hunks of one path sorted by commit: link the selected to earlier. */
+static int link_group(struct stable_set *s, const struct hrec *r, size_t n,
+		      const unsigned char *sel)
+{
+	size_t i, j, seen, last;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		if (!sel[r[i].idx])
+			continue;
+		seen = 0;
+		last = (size_t)-1;
+		for (j = i; j-- > 0;) {
+			if (r[j].idx == r[i].idx)
+				continue;
+			if (r[j].idx != last && ++seen > STABLE_DEP_WINDOW)
+				break;
+			last = r[j].idx;
+			if (r[j].nlo < r[i].ohi && r[i].olo < r[j].nhi) {
+				rc = add_dep(&s->c[r[i].idx], r[j].idx);
+				if (rc)
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Mark the commits whose hunks are needed: the selected ones and, per
+ * path, the STABLE_DEP_WINDOW candidates before each selected one.
+ */
+static int mark_needed(unsigned char *need, struct stable_set *s,
+		       const unsigned char *sel)
+{
+	struct hrec *r = NULL;
+	size_t n = 0, cap = 0, i, k, start, j, lo;
+	int rc = 0;
+
+	for (i = 0; i < s->n; i++) {
+		const struct changes *ch = &s->priv->rch[i];
+
+		if (!stable_is_candidate(s, i))
+			continue;
+		for (k = 0; k < ch->n; k++) {
+			if (n == cap) {
+				struct hrec *nr;
+
+				cap = cap ? cap * 2 : 1024;
+				nr = pt_reallocarray(r, cap, sizeof(*r));
+				if (!nr) {
+					rc = PT_ENOMEM;
+					goto out;
+				}
+				r = nr;
+			}
+			memset(&r[n], 0, sizeof(r[n]));
+			r[n].path = ch->f[k].path;
+			r[n++].idx = i;
+		}
+	}
+	if (n)
+		qsort(r, n, sizeof(*r), hrec_cmp);
+	for (start = 0; start < n; start = i) {
+		for (i = start; i < n && !strcmp(r[i].path, r[start].path);
+		     i++)
+			;
+		for (j = start; j < i; j++) {
+			if (!sel[r[j].idx])
+				continue;
+			lo = j - start > STABLE_DEP_WINDOW ?
+				     j - STABLE_DEP_WINDOW : start;
+			for (k = lo; k <= j; k++)
+				need[r[k].idx] = 1;
+		}
+	}
+out:
+	free(r);
+	return rc;
+}
+
+int stable_deps(struct stable_set *s, const unsigned char *select)
+{
+	struct hcollect h;
+	unsigned char *sel = NULL, *need = NULL;
+	size_t i, start;
+	int rc = 0;
+
+	memset(&h, 0, sizeof(h));
+	sel = pt_calloc(s->n + 1, 1);
+	need = pt_calloc(s->n + 1, 1);
+	if (!sel || !need) {
+		rc = PT_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < s->n; i++)
+		sel[i] = stable_is_candidate(s, i) && (!select || select[i]);
+	rc = mark_needed(need, s, sel);
+	if (!rc)
+		rc = collect_all(s, &h, need);
+	if (rc)
+		goto out;
+	if (h.n)
+		qsort(h.r, h.n, sizeof(*h.r), hrec_cmp);
+	for (start = 0; start < h.n && !rc; start = i) {
+		for (i = start; i < h.n && !strcmp(h.r[i].path,
+						   h.r[start].path); i++)
+			;
+		rc = link_group(s, h.r + start, i - start, sel);
+	}
+	for (i = 0; i < s->n; i++)
+		if (s->c[i].ndeps > 1)
+			qsort(s->c[i].deps, s->c[i].ndeps, sizeof(size_t),
+			      dep_cmp);
+out:
+	free(h.r);
+	free(sel);
+	free(need);
+	return rc;
+}
+
+/* ---- applies cleanly -------------------------------------------------- */
+
+int stable_check_apply(struct stable_set *s, size_t i)
+{
+	git_merge_options mo;
+	git_commit *c = NULL, *tip = NULL;
+	git_index *idx = NULL;
+	git_oid id;
+	int rc = 0;
+
+	git_merge_options_init(&mo, GIT_MERGE_OPTIONS_VERSION);
+
+	if (i >= s->n)
+		return pt_error_set(PT_EINVAL, "no commit %zu in the range", i);
+	git_oid_fromstr(&id, s->c[i].id);
+	if (git_commit_lookup(&c, s->priv->repo, &id) ||
+	    git_commit_lookup(&tip, s->priv->repo, &s->priv->tip)) {
+		rc = git_fail("cannot read commit", s->c[i].id);
+		goto out;
+	}
+	if (git_commit_parentcount(c) == 0) {
+		/* a root commit: nothing to pick it against */
+		s->c[i].apply = STABLE_APPLY_CONFLICT;
+		goto out;
+	}
+	if (git_cherrypick_commit(&idx, s->priv->repo, c, tip, 0, &mo)) {
+		rc = git_fail("cannot cherry-pick", s->c[i].id);
+		goto out;
+	}
+	s->c[i].apply = git_index_has_conflicts(idx) ? STABLE_APPLY_CONFLICT
+						     : STABLE_APPLY_CLEAN;
+out:
+	git_index_free(idx);
+	git_commit_free(c);
+	git_commit_free(tip);
+	return rc;
+}
+
+/* ---- prerequisites ---------------------------------------------------- */
+
+/* One file of a replay: its content now, or absent. */
+struct rfile {
+	const char *path;         /* owned by the tagged commit's changes */
+	char *data;
+	size_t len;
+	int present;
+};
+
+struct replay {
+	struct stable_set *s;
+	struct rfile *f;          /* the tagged commit's paths, sorted */
+	size_t n;
+	git_tree *tip;
+};
+
+static int blob_text(git_blob **out, git_repository *repo, const git_oid *id)
+{
+	if (git_blob_lookup(out, repo, id))
+		return git_fail("cannot read blob", git_oid_tostr_s(id));
+	return 0;
+}
+
+static int rfile_set(struct rfile *f, const void *data, size_t len)
+{
+	char *d = pt_malloc(len + 1);
+
+	if (!d)
+		return PT_ENOMEM;
+	memcpy(d, data, len);
+	d[len] = '\0';
+	free(f->data);
+	f->data = d;
+	f->len = len;
+	f->present = 1;
+	return 0;
+}
+
+/* Every file back as the branch tip has it. */
+static int replay_reset(struct replay *r)
+{
+	git_repository *repo = r->s->priv->repo;
+	git_tree_entry *te;
+	git_blob *b;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < r->n && !rc; i++) {
+		free(r->f[i].data);
+		r->f[i].data = NULL;
+		r->f[i].len = 0;
+		r->f[i].present = 0;
+		if (git_tree_entry_bypath(&te, r->tip, r->f[i].path))
+			continue;
+		if (git_tree_entry_type(te) == GIT_OBJECT_BLOB) {
+			rc = blob_text(&b, repo, git_tree_entry_id(te));
+			if (!rc) {
+				rc = rfile_set(&r->f[i], git_blob_rawcontent(b),
+					       (size_t)git_blob_rawsize(b));
+				git_blob_free(b);
+			}
+		}
+		git_tree_entry_free(te);
+	}
+	return rc;
+}
+
+static struct rfile *replay_find(struct replay *r, const char *path)
+{
+	size_t lo = 0, hi = r->n, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(path, r->f[mid].path);
+		if (!c)
+			return &r->f[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* Three-way merge of one changed file into f; 1 on a conflict. */
+static int replay_file(struct rfile *f, git_repository *repo,
+		       const struct treediff_file *tf)
+{
+	git_merge_file_input a, o, t;
+	git_merge_file_result res;
+	git_blob *old = NULL, *new = NULL;
+	int rc = 0;
+
+	if (tf->old_mode == GIT_FILEMODE_COMMIT ||
+	    tf->new_mode == GIT_FILEMODE_COMMIT)
+		return 0;
+	if (!git_oid_is_zero(&tf->old))
+		rc = blob_text(&old, repo, &tf->old);
+	if (!rc && !git_oid_is_zero(&tf->new))
+		rc = blob_text(&new, repo, &tf->new);
+	if (rc)
+		goto out;
+	if (!old || !f->present) {
+		/* an add onto nothing, or a change of what is not there */
+		rc = !old && !f->present && new ?
+			rfile_set(f, git_blob_rawcontent(new),
+				  (size_t)git_blob_rawsize(new)) : 1;
+		goto out;
+	}
+	git_merge_file_input_init(&a, GIT_MERGE_FILE_INPUT_VERSION);
+	git_merge_file_input_init(&o, GIT_MERGE_FILE_INPUT_VERSION);
+	git_merge_file_input_init(&t, GIT_MERGE_FILE_INPUT_VERSION);
+	a.ptr = git_blob_rawcontent(old);
+	a.size = (size_t)git_blob_rawsize(old);
+	o.ptr = f->data;
+	o.size = f->len;
+	if (new) {
+		t.ptr = git_blob_rawcontent(new);
+		t.size = (size_t)git_blob_rawsize(new);
+	}
+	if (!new) {
+		/* a delete: only of the content it knew */
+		rc = a.size != o.size || memcmp(a.ptr, o.ptr, a.size);
+		if (!rc) {
+			free(f->data);
+			f->data = NULL;
+			f->len = 0;
+			f->present = 0;
+		}
+		goto out;
+	}
+	if (git_merge_file(&res, &a, &o, &t, NULL)) {
+		rc = git_fail("cannot merge", tf->path);
+		goto out;
+	}
+	rc = res.automergeable ? rfile_set(f, res.ptr, res.len) : 1;
+	git_merge_file_result_free(&res);
+out:
+	git_blob_free(old);
+	git_blob_free(new);
+	return rc;
+}
+
+/* Replay commit i on the files of r; the number of files that conflict
+   (those keep their content). */
+static int replay_commit(size_t *conflicts, struct replay *r, size_t i)
+{
+	const struct changes *ch = &r->s->priv->rch[i];
+	struct rfile *f;
+	size_t k;
+	int rc;
+
+	*conflicts = 0;
+	for (k = 0; k < ch->n; k++) {
+		f = replay_find(r, ch->f[k].path);
+		if (!f)
+			continue;
+		rc = replay_file(f, r->s->priv->repo, &ch->f[k]);
+		if (rc < 0)
+			return rc;
+		*conflicts += (size_t)rc;
+	}
+	return 0;
+}
+
+/* Conflicts of tagged commit t after its deps but skip (SIZE_MAX: none). */
+static int replay_after(size_t *conflicts, struct replay *r, size_t t,
+			size_t skip)
+{
+	const struct stable_commit *c = &r->s->c[t];
+	size_t k, ignored;
+	int rc = replay_reset(r);
+
+	for (k = 0; k < c->ndeps && !rc; k++)
+		if (c->deps[k] != skip && c->deps[k] < t)
+			rc = replay_commit(&ignored, r, c->deps[k]);
+	return rc ? rc : replay_commit(conflicts, r, t);
+}
+
+static void replay_clear(struct replay *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		free(r->f[i].data);
+	free(r->f);
+	r->f = NULL;
+	r->n = 0;
+}
+
+/* The untagged deps of tagged commit t that it needs on the branch. */
+static int prereqs_of(struct replay *r, size_t t)
+{
+	struct stable_set *s = r->s;
+	const struct changes *ch = &s->priv->rch[t];
+	size_t k, alone, all, without, d;
+	int rc = 0;
+
+	r->f = pt_calloc(ch->n + 1, sizeof(*r->f));
+	if (!r->f)
+		return PT_ENOMEM;
+	r->n = ch->n;
+	for (k = 0; k < ch->n; k++)
+		r->f[k].path = ch->f[k].path;
+	rc = replay_reset(r);
+	if (!rc)
+		rc = replay_commit(&alone, r, t);
+	if (rc || !alone)
+		goto out;
+	rc = replay_after(&all, r, t, SIZE_MAX);
+	if (rc || all)
+		goto out;
+	for (k = 0; k < s->c[t].ndeps && !rc; k++) {
+		d = s->c[t].deps[k];
+		if (d >= t || stable_tier(&s->c[d]) || s->c[d].prereq)
+			continue;
+		rc = replay_after(&without, r, t, d);
+		if (!rc && without) {
+			s->c[d].prereq = 1;
+			s->c[d].prereq_of = t;
+		}
+	}
+out:
+	replay_clear(r);
+	return rc;
+}
+
+int stable_prereqs(struct stable_set *s, const unsigned char *select)
+{
+	struct replay r;
+	git_commit *tip = NULL;
+	size_t i;
+	int rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.s = s;
+	if (git_commit_lookup(&tip, s->priv->repo, &s->priv->tip) ||
+	    git_commit_tree(&r.tip, tip)) {
+		rc = git_fail("cannot read the tree of", s->tip);
+		goto out;
+	}
+	for (i = 0; i < s->n && !rc; i++)
+		if ((!select || select[i]) && is_tagged_cand(s, i) &&
+		    s->c[i].ndeps)
+			rc = prereqs_of(&r, i);
+out:
+	git_tree_free(r.tip);
+	git_commit_free(tip);
+	return rc;
+}
+
+/* ---- the whole analysis ----------------------------------------------- */
+
+int stable_is_candidate(const struct stable_set *s, size_t i)
+{
+	return i < s->n && s->c[i].match == STABLE_MATCH_NONE &&
+	       !s->c[i].dropped;
+}
+
+int stable_tier(const struct stable_commit *c)
+{
+	if (c->cc_stable)
+		return 3;
+	if (c->has_fixes && (c->target == STABLE_TARGET_PRESENT ||
+			     c->target == STABLE_TARGET_PENDING))
+		return 2;
+	return c->has_fixes ? 1 : 0;
+}
+
+int stable_hint(const struct stable_commit *c)
+{
+	return !stable_tier(c) && (c->fix_subject || c->cites_present);
+}
+
+int stable_build(const struct stable_commit *c)
+{
+	return !stable_tier(c) && (c->build_ci || c->build_words);
+}
+
+static int parse_range(git_oid *from, int *has_from, git_oid *to,
+		       git_repository *repo, const char *range)
+{
+	const char *dots = strstr(range, "..");
+	char *a;
+	int rc;
+
+	*has_from = 0;
+	if (!dots)
+		return peel_commit(to, repo, range);
+	if (dots[2] == '.')
+		return pt_error_set(PT_EINVAL, "range '%s': use A..B, not "
+				    "A...B", range);
+	a = pt_strndup(range, (size_t)(dots - range));
+	if (!a)
+		return PT_ENOMEM;
+	rc = peel_commit(from, repo, *a ? a : "HEAD");
+	free(a);
+	if (rc)
+		return rc;
+	*has_from = 1;
+	return peel_commit(to, repo, dots[2] ? dots + 2 : "HEAD");
+}
+
+static int analyse(struct stable_set *s, const struct stable_opts *o)
+{
+	struct stable_priv *p = s->priv;
+	git_oid from;
+	int has_from, rc;
+	size_t i;
+
+	rc = parse_range(&from, &has_from, &p->head, p->repo, o->range);
+	if (!rc)
+		rc = peel_commit(&p->tip, p->repo, o->branch);
+	if (rc)
+		return rc;
+	if (git_merge_base(&p->base, p->repo, &p->tip, &p->head))
+		return git_fail("no merge base of the branch and", o->range);
+	git_oid_tostr(s->tip, sizeof(s->tip), &p->tip);
+	git_oid_tostr(s->base, sizeof(s->base), &p->base);
+	rc = walk(p->repo, &p->tip, &p->base, branch_cb, s);
+	if (!rc)
+		rc = walk(p->repo, &p->head, &p->base, put_cb, &p->after_base);
+	if (!rc)
+		rc = walk(p->repo, &p->head, has_from ? &from : NULL,
+			  range_cb, s);
+	if (!rc)
+		rc = branch_patchids(p);
+	s->nmarkers = p->upstream.len;
+	for (i = 0; i < s->n && !rc; i++)
+		rc = match_commit(s, i);
+	if (!rc)
+		rc = base_history(s);
+	for (i = 0; i < s->n && !rc; i++)
+		rc = check_targets(s, i);
+	for (i = 0; i < s->n && !rc; i++)
+		rc = check_cites(s, i);
+	if (!rc)
+		rc = find_series(s);
+	if (!rc && !o->no_deps)
+		rc = stable_deps(s, NULL);
+	for (i = 0; i < s->n && !rc && o->check_apply; i++)
+		if (stable_is_candidate(s, i))
+			rc = stable_check_apply(s, i);
+	return rc;
+}
+
+int stable_analyse(struct stable_set **out, struct git_repository *repo,
+		   const struct stable_opts *opts)
+{
+	struct stable_set *s;
+	int rc;
+
+	*out = NULL;
+	if (!opts || !opts->range || !opts->branch)
+		return pt_error_set(PT_EINVAL, "stable: a range and a branch "
+				    "are needed");
+	s = pt_calloc(1, sizeof(*s));
+	if (!s)
+		return PT_ENOMEM;
+	s->priv = pt_calloc(1, sizeof(*s->priv));
+	if (!s->priv) {
+		free(s);
+		return PT_ENOMEM;
+	}
+	s->priv->repo = repo;
+	s->priv->jobs = opts->jobs ? opts->jobs : 1;
+	rc = analyse(s, opts);
+	if (rc) {
+		stable_set_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void stable_set_free(struct stable_set *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++) {
+		free(s->c[i].subject);
+		free(s->c[i].author);
+		free_targets(&s->c[i]);
+		free(s->c[i].deps);
+	}
+	free(s->c);
+	if (s->priv) {
+		oidmap_free(&s->priv->range);
+		oidmap_free(&s->priv->after_base);
+		oidmap_free(&s->priv->only);
+		oidmap_free(&s->priv->upstream);
+		oidmap_free(&s->priv->patchids);
+		oidmap_free(&s->priv->memo);
+		oidmap_free(&s->priv->queued);
+		oidmap_free(&s->priv->sigs);
+		oidmap_free(&s->priv->anc);
+		for (i = 0; s->priv->rch && i < s->n; i++)
+			changes_clear(&s->priv->rch[i]);
+		free(s->priv->rch);
+		free(s->priv->sk);
+		free(s->priv->b);
+		free(s->priv);
+	}
+	free(s);
+}
+
+const char *stable_match_name(enum stable_match m)
+{
+	switch (m) {
+	case STABLE_MATCH_ANCESTOR:
+		return "ancestor";
+	case STABLE_MATCH_CHERRY:
+		return "cherry-pick";
+	case STABLE_MATCH_UPSTREAM:
+		return "upstream-commit";
+	case STABLE_MATCH_COMMIT_UP:
+		return "commit-upstream";
+	case STABLE_MATCH_PATCHID:
+		return "patch-id";
+	default:
+		return "no";
+	}
+}
+
+const char *stable_target_name(enum stable_target t)
+{
+	switch (t) {
+	case STABLE_TARGET_PRESENT:
+		return "present";
+	case STABLE_TARGET_ABSENT:
+		return "absent";
+	case STABLE_TARGET_UNKNOWN:
+		return "unknown";
+	case STABLE_TARGET_PENDING:
+		return "pending";
+	default:
+		return "none";
+	}
+}
+
+const char *stable_apply_name(enum stable_apply a)
+{
+	switch (a) {
+	case STABLE_APPLY_CLEAN:
+		return "clean";
+	case STABLE_APPLY_CONFLICT:
+		return "conflict";
+	default:
+		return "unchecked";
+	}
+}
+
+/* ---- suggested Fixes: ------------------------------------------------- */
+
+struct votes {
+	git_oid *id;
+	size_t *count;
+	size_t n, cap;
+	size_t lines;
+};
+
+static int vote(struct votes *v, const git_oid *id)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (!git_oid_cmp(&v->id[i], id)) {
+			v->count[i]++;
+			return 0;
+		}
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+		git_oid *ni = pt_reallocarray(v->id, cap, sizeof(*ni));
+		size_t *nc;
+
+		if (!ni)
+			return PT_ENOMEM;
+		v->id = ni;
+		nc = pt_reallocarray(v->count, cap, sizeof(*nc));
+		if (!nc)
+			return PT_ENOMEM;
+		v->count = nc;
+		v->cap = cap;
+	}
+	git_oid_cpy(&v->id[v->n], id);
+	v->count[v->n++] = 1;
+	return 0;
+}
+
+/* Old-side line numbers of a hunk's removed lines (context if none). */
+static size_t hunk_lines(unsigned long *out, size_t max,
+			 const struct patch_hunk *h)
+{
+	size_t i, n = 0;
+	unsigned long ln = h->old_start;
+	char want = h->removed ? '-' : ' ';
+
+	for (i = 0; i < h->nlines && n < max; i++) {
+		char k = h->lines[i].kind;
+
+		if (k == want)
+			out[n++] = ln;
+		if (k == '-' || k == ' ')
+			ln++;
+	}
+	return n;
+}
+
+static int blame_hunk(struct votes *v, git_repository *repo,
+		      const char *path, const git_oid *rev,
+		      const struct patch_hunk *h)
+{
+	git_blame_options o;
+	git_blame *bl = NULL;
+	unsigned long lines[256];
+	size_t n, i;
+	int rc = 0;
+
+	git_blame_options_init(&o, GIT_BLAME_OPTIONS_VERSION);
+
+	n = hunk_lines(lines, sizeof(lines) / sizeof(lines[0]), h);
+	if (!n || v->lines >= STABLE_BLAME_LINES)
+		return 0;
+	git_oid_cpy(&o.newest_commit, rev);
+	o.min_line = lines[0];
+	o.max_line = lines[n - 1];
+	if (git_blame_file(&bl, repo, path, &o))
+		return 0; /* path or lines not at rev: nothing to learn */
+	for (i = 0; i < n && !rc; i++) {
+		const git_blame_hunk *bh =
+			git_blame_get_hunk_byline(bl, (size_t)lines[i]);
+
+		if (!bh || git_oid_is_zero(&bh->final_commit_id))
+			continue;
+		v->lines++;
+		rc = vote(v, &bh->final_commit_id);
+	}
+	git_blame_free(bl);
+	return rc;
+}
+
+static int format_fixes(char **out, git_repository *repo, const git_oid *id)
+{
+	git_commit *c = NULL;
+	struct buf b = BUF_INIT;
+	char hex[13];
+	int rc;
+
+	if (git_commit_lookup(&c, repo, id))
+		return git_fail("cannot read commit", git_oid_tostr_s(id));
+	git_oid_tostr(hex, sizeof(hex), id);
+	rc = buf_addf(&b, "Fixes: %s (\"%s\")", hex,
+		      git_commit_summary(c) ? git_commit_summary(c) : "");
+	git_commit_free(c);
+	if (rc) {
+		buf_free(&b);
+		return rc;
+	}
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+int stable_suggest_fixes(char **out, struct git_repository *repo,
+			 const struct patch *p, const char *rev)
+{
+	struct votes v;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	git_oid at;
+	size_t f, h, best = 0, files = 0;
+	int rc;
+
+	*out = NULL;
+	memset(&v, 0, sizeof(v));
+	rc = peel_commit(&at, repo, rev ? rev : "HEAD");
+	if (!rc && (git_commit_lookup(&c, repo, &at) ||
+		    git_commit_tree(&tree, c)))
+		rc = git_fail("cannot read the tree of", rev ? rev : "HEAD");
+	for (f = 0; f < p->nfiles && !rc && files < STABLE_BLAME_FILES; f++) {
+		const struct patch_file *pf = &p->files[f];
+		git_tree_entry *te = NULL;
+
+		if (!pf->old_path || pf->binary ||
+		    pf->status == PATCH_FILE_ADDED)
+			continue;
+		/* libgit2 1.5's blame leaks a commit on a missing path */
+		if (git_tree_entry_bypath(&te, tree, pf->old_path))
+			continue;
+		git_tree_entry_free(te);
+		files++;
+		for (h = 0; h < pf->nhunks && !rc; h++)
+			rc = blame_hunk(&v, repo, pf->old_path, &at,
+					&pf->hunks[h]);
+	}
+	if (rc)
+		goto out;
+	if (!v.n) {
+		rc = pt_error_set(PT_ENOTFOUND, "no line of '%s' could be "
+				  "blamed at '%s'", p->subject.raw ?
+				  p->subject.raw : "the patch",
+				  rev ? rev : "HEAD");
+		goto out;
+	}
+	for (h = 1; h < v.n; h++)
+		if (v.count[h] > v.count[best])
+			best = h;
+	rc = format_fixes(out, repo, &v.id[best]);
+out:
+	git_tree_free(tree);
+	git_commit_free(c);
+	free(v.id);
+	free(v.count);
+	return rc;
+}
