@@ -37,10 +37,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "dataset.h"
-#include "db.h"
-#include "model.h"
-#include "stable.h"
+#include "scoring/model/dataset.h"
+#include "scoring/store/db.h"
+#include "scoring/model/model.h"
+#include "scoring/stable/stable.h"
 
 #define YEAR (365 * 86400LL)
 #define MAX_TRAIN 12000u
