@@ -1,7 +1,7 @@
 /*
  * cmd_scorer.c - the shared half of `patchtriage score` and `explain` (see
- * cmd_scorer.h): argument parsing, model loading, reading a mail or a
- * commit, features as of the patch, predictions and reasons.
+ * cmd_scorer.h): argument parsing, reading a mail or a commit, and the
+ * scores and reasons of triage_score(), as the daemon computes them.
  */
 #include "bot/cmd/cmd_scorer.h"
 
@@ -14,8 +14,6 @@
 
 #include "scoring/model/dataset.h"
 
-static const char *const tasks[SCORER_NTASKS] = { "fix", "risk" };
-
 int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task)
 {
 	const char *dir;
@@ -26,13 +24,8 @@ int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task)
 
 void scorer_free(struct scorer *s)
 {
-	size_t i;
-
-	for (i = 0; i < SCORER_NTASKS; i++) {
-		model_free(s->model[i]);
-		explain_free(s->why[i], s->nwhy[i]);
-	}
-	feat_vec_free(&s->vec);
+	triage_result_clear(&s->res);
+	triage_free(s->tri);
 	patch_free(s->patch);
 	memset(s, 0, sizeof(*s));
 }
@@ -51,24 +44,16 @@ int scorer_put_json(json_t *j, const struct scorer *s, int digits)
 	return EXIT_OK;
 }
 
-static int load_models(struct scorer *s, struct cli_ctx *ctx)
+/* The models and the mined history, as the daemon opens them. */
+static int open_triage(struct scorer *s, struct cli_ctx *ctx,
+		       const char *repo)
 {
-	struct buf dir = BUF_INIT;
-	size_t i, found = 0;
-	int rc = 0;
+	struct triage_opts o = { .repo = repo };
+	struct db *db = NULL;
+	int rc = cli_db(ctx, &db);
 
-	for (i = 0; i < SCORER_NTASKS && !rc; i++) {
-		buf_reset(&dir);
-		rc = scorer_model_dir(&dir, ctx, tasks[i]);
-		if (rc || access(dir.ptr, F_OK))
-			continue;
-		rc = model_load(&s->model[i], dir.ptr);
-		found += !rc;
-	}
-	buf_free(&dir);
-	if (!rc && !found)
-		rc = pt_error_set(PT_ENOTFOUND, "no trained model in '%s/models'"
-				  "; run 'patchtriage train'", ctx->state_dir);
+	if (!rc)
+		rc = triage_open_opts(&s->tri, db, ctx->state_dir, &o);
 	return rc;
 }
 
@@ -108,25 +93,26 @@ static int read_mail(struct patch **out, const char *file)
 	return rc;
 }
 
-static int features(struct scorer *s, struct cli_ctx *ctx, const char *repo)
+static int score(struct scorer *s)
 {
-	struct feat_ctx *fc = NULL;
-	struct db *db = NULL;
-	int64_t repo_id = 0;
+	const char *why;
+	size_t t;
 	int rc;
 
-	rc = cli_db(ctx, &db);
-	if (!rc && dataset_repo(&repo_id, db, repo)) {
-		cli_warn("%s; scoring without history", pt_error_last());
-		db = NULL;
+	s->have_history = triage_history(s->tri, &why);
+	if (!s->have_history && why)
+		cli_warn("%s; scoring without history", why);
+	rc = triage_score(&s->res, s->tri, s->patch, NULL);
+
+	for (t = 0; !rc && t < SCORER_NTASKS; t++) {
+		const struct triage_score *ts = &s->res.task[t];
+
+		s->model[t] = triage_model(s->tri, (enum triage_task)t);
+		s->p[t] = ts->p;
+		s->why[t] = ts->why;
+		s->nwhy[t] = ts->nwhy;
+		s->bias[t] = ts->bias;
 	}
-	s->have_history = db != NULL;
-	if (!rc)
-		rc = feat_ctx_new(&fc, db, repo_id);
-	if (!rc)
-		rc = feat_compute(&s->vec, fc, s->patch, NULL,
-				  MODEL_HASH_BITS, FEAT_NAMES);
-	feat_ctx_free(fc);
 	return rc;
 }
 
@@ -134,7 +120,6 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 	       struct cli_ctx *ctx, const char *cmd)
 {
 	const char *repo = NULL, *rev = NULL, *file = NULL;
-	size_t t;
 	int i, rc;
 
 	memset(s, 0, sizeof(*s));
@@ -158,21 +143,12 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 		return cli_usage(cmd, "give a FILE, '-' or --commit REV");
 	if (rev && !repo)
 		return cli_usage(cmd, "--commit needs --repo DIR");
-	rc = load_models(s, ctx);
+	rc = open_triage(s, ctx, repo);
 	if (!rc)
 		rc = rev ? read_commit(&s->patch, repo, rev)
 			 : read_mail(&s->patch, file);
 	if (!rc)
-		rc = features(s, ctx, repo);
-	for (t = 0; !rc && t < SCORER_NTASKS; t++) {
-		if (!s->model[t])
-			continue;
-		rc = model_predict(&s->p[t], s->model[t], s->vec.tab,
-				   s->vec.sp, s->vec.nsp);
-		if (!rc)
-			rc = explain_vec(&s->why[t], &s->nwhy[t], &s->bias[t],
-					 s->model[t], &s->vec);
-	}
+		rc = score(s);
 	if (rc) {
 		scorer_free(s);
 		return cli_fail_last();

@@ -1,9 +1,8 @@
 /*
  * cmd_scorer.h - the CLI helper (it prints errors, so it is a cmd_
- * file) that `score` and `explain` share: loading the saved models of
- * the state directory (models/fix, models/risk), reading the patch
- * the user names (a mail file, stdin, or --commit REV --repo DIR), and
- * computing its features as of its date against the mined history.
+ * file) that `score` and `explain` share: reading the patch the user
+ * names (a mail file, stdin, or --commit REV --repo DIR) and scoring it
+ * through scoring/model/triage.h, the path the daemon scores with.
  */
 #ifndef PT_CMD_SCORER_H
 #define PT_CMD_SCORER_H
@@ -11,17 +10,20 @@
 #include "scoring/model/explain.h"
 #include "scoring/model/features.h"
 #include "scoring/model/model.h"
+#include "scoring/model/triage.h"
 #include "scoring/patch/patch.h"
 #include "bot/cmd/cli.h"
 
 #define SCORER_NTASKS 2
 
 struct scorer {
-	struct pt_model *model[SCORER_NTASKS]; /* fix, risk; NULL if absent */
+	struct triage *tri;
+	struct triage_result res;
+	/* views into tri and res, by task (fix, risk) */
+	const struct pt_model *model[SCORER_NTASKS]; /* NULL if absent */
 	struct patch *patch;
-	struct feat_vec vec;
 	double p[SCORER_NTASKS];
-	struct explain_reason *why[SCORER_NTASKS];
+	const struct explain_reason *why[SCORER_NTASKS];
 	size_t nwhy[SCORER_NTASKS];
 	double bias[SCORER_NTASKS];
 	int have_history;

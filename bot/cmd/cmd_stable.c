@@ -38,6 +38,7 @@
 #include "scoring/model/features.h"
 #include "scoring/model/model.h"
 #include "scoring/stable/stable.h"
+#include "scoring/model/triage.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmd_scorer.h"
 #include "bot/cmd/cmds.h"
@@ -68,10 +69,8 @@ struct run {
 	struct opts o;
 	git_repository *repo;
 	struct stable_set *set;
-	struct pt_model *model;
-	struct feat_ctx *fc;
-	struct db *db;       /* for the workers' feature contexts, or NULL */
-	int64_t repo_id;
+	struct triage *tri;  /* the fix model and the mined history */
+	const struct pt_model *model; /* owned by tri */
 	struct cand *c;      /* candidates, ranked */
 	size_t n, shown;
 	char *version;
@@ -160,34 +159,27 @@ static char *branch_version(const char *branch)
 	return pt_strndup(s, n);
 }
 
-static int load_model(struct run *r, struct cli_ctx *ctx)
+/* The fix model and the mined history, through the daemon's path. */
+static int open_triage(struct run *r, struct cli_ctx *ctx)
 {
-	struct buf dir = BUF_INIT;
-	int rc = scorer_model_dir(&dir, ctx, "fix");
+	struct triage_opts o = { .repo = r->o.repo,
+				 .tasks = TRIAGE_WANT_FIX };
+	struct db *db = NULL;
+	int rc = cli_db(ctx, &db);
 
-	if (!rc && access(dir.ptr, F_OK))
-		rc = pt_error_set(PT_ENOTFOUND, "no fix model in '%s': run "
-				  "'patchtriage train --task fix'",
-				  ctx->state_dir);
 	if (!rc)
-		rc = model_load(&r->model, dir.ptr);
-	buf_free(&dir);
+		rc = triage_open_opts(&r->tri, db, ctx->state_dir, &o);
+	if (!rc)
+		r->model = triage_model(r->tri, TRIAGE_FIX);
 	return rc;
 }
 
-static int open_features(struct run *r, struct cli_ctx *ctx)
+static void warn_history(const struct run *r)
 {
-	struct db *db = NULL;
-	int64_t repo_id = 0;
-	int rc = cli_db(ctx, &db);
+	const char *why;
 
-	if (!rc && dataset_repo(&repo_id, db, r->o.repo)) {
-		cli_warn("%s; scoring without history", pt_error_last());
-		db = NULL;
-	}
-	r->db = db;
-	r->repo_id = repo_id;
-	return rc ? rc : feat_ctx_new(&r->fc, db, repo_id);
+	if (!triage_history(r->tri, &why) && why)
+		cli_warn("%s; scoring without history", why);
 }
 
 static int read_patch(struct patch **out, git_repository *repo,
@@ -209,31 +201,30 @@ static int read_patch(struct patch **out, git_repository *repo,
 /* What one thread scores with; the model is shared (read only). */
 struct tscore {
 	git_repository *repo;
-	struct feat_ctx *fc;
+	struct triage_worker *w; /* NULL: the triage's own context */
 };
 
 /* p(fix) of one candidate; with reasons when want_why. */
 static int score(struct cand *c, struct run *r, const struct tscore *s,
 		 int want_why)
 {
-	struct explain_reason *why = NULL;
+	struct triage_result res;
+	const struct explain_reason *why = NULL;
 	struct patch *p = NULL;
-	struct feat_vec v;
 	size_t n = 0, k;
-	double bias;
 	int rc;
 
-	memset(&v, 0, sizeof(v));
+	memset(&res, 0, sizeof(res));
 	rc = read_patch(&p, s->repo, r->set, c->idx);
 	if (!rc)
-		rc = feat_compute(&v, s->fc, p, NULL, MODEL_HASH_BITS,
-				  want_why ? FEAT_NAMES : 0);
-	if (!rc)
-		rc = model_predict(&c->p, r->model, v.tab, v.sp, v.nsp);
-	if (!rc)
+		rc = triage_score_with(&res, r->tri, s->w, p, NULL,
+				       want_why ? 0 : TRIAGE_NO_REASONS);
+	if (!rc) {
+		c->p = res.task[TRIAGE_FIX].p;
+		why = res.task[TRIAGE_FIX].why;
+		n = res.task[TRIAGE_FIX].nwhy;
 		c->keyword = dataset_keyword_score(p);
-	if (!rc && want_why)
-		rc = explain_vec(&why, &n, &bias, r->model, &v);
+	}
 	if (!rc && want_why) {
 		c->why = pt_calloc(NREASONS, sizeof(*c->why));
 		for (k = 0; c->why && k < n && c->nwhy < NREASONS; k++) {
@@ -246,8 +237,7 @@ static int score(struct cand *c, struct run *r, const struct tscore *s,
 		if (!c->why)
 			rc = PT_ENOMEM;
 	}
-	explain_free(why, n);
-	feat_vec_free(&v);
+	triage_result_clear(&res);
 	patch_free(p);
 	return rc;
 }
@@ -327,7 +317,7 @@ static int worker_start(struct worker *w, struct run *r)
 				  "'%s': %s", r->o.repo, git_error_last() ?
 				  git_error_last()->message : "not found");
 	if (!rc)
-		rc = feat_ctx_new(&w->s.fc, r->db, r->repo_id);
+		rc = triage_worker_new(&w->s.w, r->tri);
 	if (!rc && pthread_create(&w->t, NULL, work, w))
 		rc = pt_error_set(PT_ERROR, "cannot start a thread to "
 				  "score '%s'", r->o.range);
@@ -355,7 +345,7 @@ static int score_all(struct run *r)
 	pthread_mutex_init(&pl.lock, NULL);
 	w[0].pool = &pl;
 	w[0].s.repo = r->repo;
-	w[0].s.fc = r->fc;
+	w[0].s.w = NULL;
 	for (k = 1; k < nw && !rc; k++) {
 		w[k].pool = &pl;
 		rc = worker_start(&w[k], r);
@@ -366,7 +356,7 @@ static int score_all(struct run *r)
 	for (k = 1; k < nw; k++) {
 		if (w[k].started)
 			pthread_join(w[k].t, NULL);
-		feat_ctx_free(w[k].s.fc);
+		triage_worker_free(w[k].s.w);
 		git_repository_free(w[k].s.repo);
 	}
 	if (!rc && pl.rc)
@@ -409,7 +399,7 @@ static int rank(struct run *r)
 /* Facts and reasons of the shown candidates only. */
 static int detail(struct run *r)
 {
-	const struct tscore main_s = { r->repo, r->fc };
+	const struct tscore main_s = { r->repo, NULL };
 	unsigned char *sel = pt_calloc(r->set->n + 1, 1);
 	size_t i;
 	int rc = sel ? 0 : PT_ENOMEM;
@@ -784,8 +774,7 @@ static void run_free(struct run *r)
 	}
 	free(r->c);
 	free(r->version);
-	feat_ctx_free(r->fc);
-	model_free(r->model);
+	triage_free(r->tri);
 	stable_set_free(r->set);
 	git_repository_free(r->repo);
 }
@@ -803,7 +792,7 @@ int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
 	if (rc)
 		return rc;
 	git_libgit2_init();
-	rc = load_model(&r, ctx);
+	rc = open_triage(&r, ctx);
 	if (!rc && git_repository_open(&r.repo, r.o.repo))
 		rc = pt_error_set(PT_ENOTFOUND, "cannot open repository "
 				  "'%s': %s", r.o.repo, git_error_last() ?
@@ -820,7 +809,7 @@ int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
 	if (!rc && !r.version)
 		rc = PT_ENOMEM;
 	if (!rc)
-		rc = open_features(&r, ctx);
+		warn_history(&r);
 	if (!rc)
 		rc = rank(&r);
 	if (!rc)

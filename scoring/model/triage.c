@@ -1,7 +1,8 @@
 /*
  * triage.c - one patch through the trained models (see triage.h).  The
- * feature context is prepared once per triage object: the bot scores
- * thousands of patches against the same mined history.
+ * feature context is prepared once per triage object (and once per
+ * worker): the bot scores thousands of patches against the same mined
+ * history.
  */
 #include "scoring/model/triage.h"
 
@@ -17,7 +18,14 @@ static const char *const task_dirs[TRIAGE_NTASKS] = { "fix", "risk" };
 struct triage {
 	struct pt_model *model[TRIAGE_NTASKS];
 	struct feat_ctx *fc;
+	struct db *db;          /* NULL: scoring without history */
+	int64_t repo_id;
+	char *nohist;           /* why db was given but not used */
 	char version[256];
+};
+
+struct triage_worker {
+	struct feat_ctx *fc;
 };
 
 static int load_model(struct triage *t, const char *state_dir, int k)
@@ -32,28 +40,61 @@ static int load_model(struct triage *t, const char *state_dir, int k)
 	return rc;
 }
 
+static int load_models(struct triage *t, const char *state_dir,
+		       unsigned tasks)
+{
+	int rc = 0, k;
+
+	for (k = 0; k < TRIAGE_NTASKS && !rc; k++)
+		if (tasks & (1u << k))
+			rc = load_model(t, state_dir, k);
+	if (rc || t->model[TRIAGE_FIX] || t->model[TRIAGE_RISK])
+		return rc;
+	if (tasks == TRIAGE_WANT_FIX)
+		return pt_error_set(PT_ENOTFOUND, "no fix model in '%s': run "
+				    "'patchtriage train --task fix'",
+				    state_dir);
+	return pt_error_set(PT_ENOTFOUND, "no trained model in '%s/models'; "
+			    "run 'patchtriage train'", state_dir);
+}
+
+/* The mined repository's id; without one, score without history. */
+static int find_history(struct triage *t, struct db *db, const char *repo)
+{
+	if (!db)
+		return 0;
+	if (dataset_repo(&t->repo_id, db, repo)) {
+		t->repo_id = 0;
+		t->nohist = pt_strdup(pt_error_last());
+		pt_error_clear();
+		return t->nohist ? 0 : PT_ENOMEM;
+	}
+	t->db = db;
+	return 0;
+}
+
 int triage_open(struct triage **out, struct db *db, const char *state_dir)
 {
+	return triage_open_opts(out, db, state_dir, NULL);
+}
+
+int triage_open_opts(struct triage **out, struct db *db,
+		     const char *state_dir, const struct triage_opts *o)
+{
+	unsigned tasks = o && o->tasks ? o->tasks
+				       : TRIAGE_WANT_FIX | TRIAGE_WANT_RISK;
 	struct triage *t;
-	int64_t repo_id = 0;
-	int rc = 0, k;
+	int rc;
 
 	*out = NULL;
 	t = pt_calloc(1, sizeof(*t));
 	if (!t)
 		return PT_ENOMEM;
-	for (k = 0; k < TRIAGE_NTASKS && !rc; k++)
-		rc = load_model(t, state_dir, k);
-	if (!rc && !t->model[TRIAGE_FIX] && !t->model[TRIAGE_RISK])
-		rc = pt_error_set(PT_ENOTFOUND,
-				  "no trained model in '%s/models'; run "
-				  "'patchtriage train'",
-				  state_dir);
-	/* no mined repository: score without the history columns */
-	if (!rc && db && dataset_repo(&repo_id, db, NULL))
-		db = NULL;
+	rc = load_models(t, state_dir, tasks);
 	if (!rc)
-		rc = feat_ctx_new(&t->fc, db, repo_id);
+		rc = find_history(t, db, o ? o->repo : NULL);
+	if (!rc)
+		rc = feat_ctx_new(&t->fc, t->db, t->repo_id);
 	if (rc) {
 		triage_free(t);
 		return rc;
@@ -74,7 +115,40 @@ void triage_free(struct triage *t)
 	for (k = 0; k < TRIAGE_NTASKS; k++)
 		model_free(t->model[k]);
 	feat_ctx_free(t->fc);
+	free(t->nohist);
 	free(t);
+}
+
+int triage_history(const struct triage *t, const char **why)
+{
+	if (why)
+		*why = t->nohist;
+	return t->db != NULL;
+}
+
+int triage_worker_new(struct triage_worker **out, const struct triage *t)
+{
+	struct triage_worker *w = pt_calloc(1, sizeof(*w));
+	int rc;
+
+	*out = NULL;
+	if (!w)
+		return PT_ENOMEM;
+	rc = feat_ctx_new(&w->fc, t->db, t->repo_id);
+	if (rc) {
+		free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+void triage_worker_free(struct triage_worker *w)
+{
+	if (!w)
+		return;
+	feat_ctx_free(w->fc);
+	free(w);
 }
 
 const char *triage_version(const struct triage *t)
@@ -85,6 +159,12 @@ const char *triage_version(const struct triage *t)
 const char *triage_task_version(const struct triage *t, enum triage_task k)
 {
 	return t->model[k] ? model_version(t->model[k]) : "none";
+}
+
+const struct pt_model *triage_model(const struct triage *t,
+				    enum triage_task k)
+{
+	return t->model[k];
 }
 
 void triage_result_clear(struct triage_result *r)
@@ -114,14 +194,22 @@ static void thread_to_feat(struct feat_thread *ft,
 int triage_score(struct triage_result *out, struct triage *t,
 		 const struct patch *p, const struct thread_features *tf)
 {
+	return triage_score_with(out, t, NULL, p, tf, 0);
+}
+
+int triage_score_with(struct triage_result *out, const struct triage *t,
+		      struct triage_worker *w, const struct patch *p,
+		      const struct thread_features *tf, unsigned flags)
+{
+	int why = !(flags & TRIAGE_NO_REASONS);
 	struct feat_thread ft;
 	struct triage_score *s;
 	int rc, k;
 
 	memset(out, 0, sizeof(*out));
 	thread_to_feat(&ft, tf);
-	rc = feat_compute(&out->vec, t->fc, p, tf ? &ft : NULL,
-			  MODEL_HASH_BITS, FEAT_NAMES);
+	rc = feat_compute(&out->vec, w ? w->fc : t->fc, p, tf ? &ft : NULL,
+			  MODEL_HASH_BITS, why ? FEAT_NAMES : 0);
 	for (k = 0; !rc && k < TRIAGE_NTASKS; k++) {
 		if (!t->model[k])
 			continue;
@@ -130,7 +218,7 @@ int triage_score(struct triage_result *out, struct triage *t,
 		s->version = model_version(t->model[k]);
 		rc = model_predict(&s->p, t->model[k], out->vec.tab,
 				   out->vec.sp, out->vec.nsp);
-		if (!rc)
+		if (!rc && why)
 			rc = explain_vec(&s->why, &s->nwhy, &s->bias,
 					 t->model[k], &out->vec);
 	}
