@@ -21,7 +21,7 @@ static char path[128];
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(dir, "/tmp/pt-db-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-db-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", dir);

@@ -24,7 +24,7 @@ static int setup(void **state)
 	char path[128];
 
 	(void)state;
-	strcpy(dir, "/tmp/pt-store-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-store-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", dir);
