@@ -1,7 +1,11 @@
 /*
  * test_db.c - the state database: WAL, migrations by user_version, the
- * key/value table, refusing a database from a newer patchtriage, and
- * atomicity of a failed transaction.
+ * key/value table, refusing a database from a newer patchtriage,
+ * atomicity of a failed transaction, and the schema itself: a fresh
+ * database is byte for byte the schema 12 of tests/data/db/schema-12.sql
+ * (the `.schema` of a state database made by the binary before the
+ * tables moved to their modules), and such a database opens with its
+ * rows.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,6 +135,104 @@ static void test_unopenable_path(void **state)
 	assert_non_null(strstr(pt_error_last(), "/nonexistent-dir/x/state.db"));
 }
 
+/* The schema as `sqlite3 DB .schema` prints it: creation order. */
+static void schema_text(struct buf *out, sqlite3 *h)
+{
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_prepare_v2(h,
+					    "SELECT sql FROM sqlite_master"
+					    " WHERE sql IS NOT NULL"
+					    " ORDER BY rowid",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		assert_int_equal(buf_addf(out, "%s;\n",
+					  sqlite3_column_text(st, 0)),
+				 0);
+	sqlite3_finalize(st);
+}
+
+static void read_schema_12(struct buf *out)
+{
+	const char *src = getenv("PT_SOURCE_DIR");
+	struct buf p = BUF_INIT;
+
+	assert_non_null(src);
+	assert_int_equal(buf_addf(&p, "%s/tests/data/db/schema-12.sql", src),
+			 0);
+	assert_int_equal(pt_read_file(out, p.ptr, 0), 0);
+	buf_free(&p);
+}
+
+static void test_fresh_schema_is_schema_12(void **state)
+{
+	struct buf want = BUF_INIT, got = BUF_INIT;
+	struct db *db;
+
+	(void)state;
+	read_schema_12(&want);
+	assert_int_equal(db_open(&db, path), 0);
+	schema_text(&got, db->h);
+	assert_string_equal(got.ptr, want.ptr);
+	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
+	db_close(db);
+	buf_free(&want);
+	buf_free(&got);
+}
+
+/*
+ * A state database of schema 12 made outside db_open() (as the previous
+ * binary left it, with rows of the store, the bot and the history)
+ * opens unchanged: same schema, same version, same rows.
+ */
+static void test_schema_12_database_opens(void **state)
+{
+	struct buf want = BUF_INIT, got = BUF_INIT;
+	struct db *db;
+	sqlite3 *h;
+	char *v;
+
+	(void)state;
+	read_schema_12(&want);
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, want.ptr, NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h,
+				      "PRAGMA user_version = 12;"
+				      "INSERT INTO kv VALUES ('run/last-pass',"
+				      " '1700000000');"
+				      "INSERT INTO work_queue (kind, key,"
+				      " created, updated) VALUES"
+				      " ('pw-series', '7', 1, 1);"
+				      "INSERT INTO pw_positions VALUES"
+				      " ('http://pw', 'linux', 42, 'd', 1);"
+				      "INSERT INTO repos (id, path) VALUES"
+				      " (1, '/r');"
+				      "INSERT INTO commits (repo_id, sha, seq,"
+				      " nparents) VALUES (1, 'abc', 1, 1);",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(h);
+
+	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
+	schema_text(&got, db->h);
+	assert_string_equal(got.ptr, want.ptr);
+	assert_int_equal(db_kv_get(db, "run/last-pass", &v), 0);
+	assert_string_equal(v, "1700000000");
+	free(v);
+	assert_int_equal(scalar_int(db, "SELECT count(*) FROM work_queue"
+					" WHERE state = 'pending'"),
+			 1);
+	assert_int_equal(scalar_int(db, "SELECT last_id FROM pw_positions"),
+			 42);
+	assert_int_equal(scalar_int(db, "SELECT count(*) FROM commits"), 1);
+	db_close(db);
+	buf_free(&want);
+	buf_free(&got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +245,10 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unopenable_path, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_fresh_schema_is_schema_12,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_12_database_opens,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
