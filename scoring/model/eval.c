@@ -376,53 +376,13 @@ static int score_model(struct scores *s, struct run *r, int m)
 	return rc;
 }
 
-struct boot_ctx {
-	const double *a, *b;
-	const int *y;
-	double *pa, *pb;
-	int *yy;
-	int diff;
-};
-
-static double boot_auc(const size_t *idx, size_t n, void *vctx)
-{
-	struct boot_ctx *c = vctx;
-	size_t i;
-	double x;
-
-	for (i = 0; i < n; i++) {
-		c->pa[i] = c->a[idx[i]];
-		c->yy[i] = c->y[idx[i]];
-		if (c->diff)
-			c->pb[i] = c->b[idx[i]];
-	}
-	x = metrics_roc_auc(c->pa, c->yy, n);
-	if (c->diff)
-		x -= metrics_roc_auc(c->pb, c->yy, n);
-	return x;
-}
-
 static int auc_interval(double *lo, double *hi, struct run *r, int a, int b)
 {
 	struct pool *pl = &r->pool;
-	struct boot_ctx c;
-	int rc = PT_ENOMEM;
 
-	memset(&c, 0, sizeof(c));
-	c.a = pl->p[a];
-	c.b = b >= 0 ? pl->p[b] : NULL;
-	c.y = pl->y;
-	c.diff = b >= 0;
-	c.pa = pt_calloc(pl->n + 1, sizeof(double));
-	c.pb = pt_calloc(pl->n + 1, sizeof(double));
-	c.yy = pt_calloc(pl->n + 1, sizeof(int));
-	if (c.pa && c.pb && c.yy)
-		rc = metrics_bootstrap(lo, hi, boot_auc, &c, pl->n,
-				       r->o->bootstrap, 0.05, r->o->seed);
-	free(c.pa);
-	free(c.pb);
-	free(c.yy);
-	return rc;
+	return metrics_auc_interval(lo, hi, pl->p[a], b >= 0 ? pl->p[b] : NULL,
+				    pl->y, pl->n, r->o->bootstrap, 0.05,
+				    r->o->seed);
 }
 
 static void num(struct buf *b, double x, int prec)

@@ -2,7 +2,8 @@
  * metrics.h - the numbers a classifier is judged by: ranking (ROC-AUC,
  * average precision, precision at k), effort-aware ranking (recall at a
  * share of changed lines, Popt), probability quality (Brier score,
- * expected calibration error) and a percentile bootstrap for intervals.
+ * expected calibration error), a percentile bootstrap for intervals and
+ * the AUC's standard errors (Hanley-McNeil, DeLong's paired difference).
  * Everything here is pure arithmetic on arrays: scores (higher = more
  * likely positive), labels 0/1, and, for the effort-aware metrics, an
  * effort per item (changed lines).  A metric that is undefined for its
@@ -113,6 +114,29 @@ int metrics_pr_curve(double **x, double **yv, size_t *npoints,
 typedef double (*metrics_stat_fn)(const size_t *idx, size_t n, void *ctx);
 int metrics_bootstrap(double *lo, double *hi, metrics_stat_fn fn, void *ctx,
 		      size_t n, unsigned B, double alpha, uint64_t seed);
+
+/*
+ * Hanley and McNeil's (1982) standard error of an AUC of auc from npos
+ * positives and nneg negatives; 0 when either is 0.
+ */
+double metrics_auc_se(double auc, size_t npos, size_t nneg);
+
+/*
+ * The standard error of the difference of the AUCs of two scores a and b
+ * of the same n rows (DeLong, DeLong and Clarke-Pearson 1988) into *se:
+ * the paired yardstick, far smaller than either AUC's own when the scores
+ * agree.  *se = 0 without both classes; PT_ENOMEM.
+ */
+int metrics_auc_diff_se(double *se, const double *a, const double *b,
+			const int *y, size_t n);
+
+/*
+ * metrics_bootstrap() interval of the ROC-AUC of score a, or, with b (NULL:
+ * none), of AUC(a) - AUC(b) on the same resamples; PT_ENOMEM.
+ */
+int metrics_auc_interval(double *lo, double *hi, const double *a,
+			 const double *b, const int *y, size_t n, unsigned B,
+			 double alpha, uint64_t seed);
 
 /* splitmix64 step, shared by everything that needs reproducible draws. */
 uint64_t metrics_rand(uint64_t *state);

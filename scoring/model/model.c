@@ -1204,131 +1204,6 @@ static int oof_scores(double *text, struct pt_model *m,
 }
 
 /*
- * Hanley and McNeil's standard error of an AUC from np positives and nn
- * negatives.
- */
-static double auc_se(double a, size_t np, size_t nn)
-{
-	double q1 = a / (2 - a), q2 = 2 * a * a / (1 + a);
-
-	if (!np || !nn)
-		return 0;
-	return sqrt((a * (1 - a) + ((double)np - 1) * (q1 - a * a) +
-		     ((double)nn - 1) * (q2 - a * a)) /
-		    ((double)np * (double)nn));
-}
-
-/* A validation score and its row, for the midranks of DeLong's test. */
-struct ranked {
-	double v;
-	size_t i;
-};
-
-static int cmp_ranked(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Midranks (1-based, ties averaged) of the k scores in t, into r[t.i]. */
-static void midranks(double *r, struct ranked *t, size_t k)
-{
-	size_t i = 0, j, h;
-
-	qsort(t, k, sizeof(*t), cmp_ranked);
-	while (i < k) {
-		for (j = i; j + 1 < k && t[j + 1].v == t[i].v; j++)
-			;
-		for (h = i; h <= j; h++)
-			r[t[h].i] = (double)(i + j + 2) / 2;
-		i = j + 1;
-	}
-}
-
-/*
- * DeLong et al.'s structural components of one score's AUC: v[i] is the
- * share of the other class a row outranks (positives) or is outranked by
- * (negatives), ties counted half.  r and t are n-long scratch.
- */
-static void delong_parts(double *v, const double *f, const int *y, size_t n,
-			 size_t np, double *r, double *rc, struct ranked *t)
-{
-	size_t i, k;
-	int cls;
-
-	for (i = 0; i < n; i++)
-		t[i] = (struct ranked){ f[i], i };
-	midranks(r, t, n);
-	for (cls = 0; cls < 2; cls++) {
-		for (i = 0, k = 0; i < n; i++)
-			if ((y[i] != 0) == cls)
-				t[k++] = (struct ranked){ f[i], i };
-		midranks(rc, t, k);
-	}
-	for (i = 0; i < n; i++)
-		v[i] = y[i] ? (r[i] - rc[i]) / (double)(n - np)
-			    : 1 - (r[i] - rc[i]) / (double)np;
-}
-
-/*
- * The standard error of the difference of the AUCs of two scores of the
- * same rows (DeLong, DeLong and Clarke-Pearson 1988): the paired
- * yardstick, far smaller than either AUC's own when the scores agree.
- */
-static int auc_diff_se(double *se, const double *a, const double *b,
-		       const int *y, size_t n)
-{
-	double *va = pt_calloc(n + 1, sizeof(double));
-	double *vb = pt_calloc(n + 1, sizeof(double));
-	double *r = pt_calloc(n + 1, sizeof(double));
-	double *rc = pt_calloc(n + 1, sizeof(double));
-	struct ranked *t = pt_calloc(n + 1, sizeof(*t));
-	double mean[2] = { 0 }, ss[2] = { 0 }, var = 0;
-	size_t i, cnt[2] = { 0 }, np = 0;
-	int c, rc_ = PT_ENOMEM;
-
-	*se = 0;
-	if (!va || !vb || !r || !rc || !t)
-		goto out;
-	for (i = 0; i < n; i++)
-		np += y[i] != 0;
-	rc_ = 0;
-	if (!np || np == n)
-		goto out;
-	delong_parts(va, a, y, n, np, r, rc, t);
-	delong_parts(vb, b, y, n, np, r, rc, t);
-	/* the variance of va - vb within each class */
-	for (i = 0; i < n; i++) {
-		c = y[i] != 0;
-		mean[c] += va[i] - vb[i];
-		cnt[c]++;
-	}
-	for (c = 0; c < 2; c++)
-		mean[c] /= (double)cnt[c];
-	for (i = 0; i < n; i++) {
-		double dv;
-
-		c = y[i] != 0;
-		dv = va[i] - vb[i] - mean[c];
-		ss[c] += dv * dv;
-	}
-	for (c = 0; c < 2; c++)
-		if (cnt[c] > 1)
-			var += ss[c] / (double)(cnt[c] - 1) / (double)cnt[c];
-	*se = sqrt(var);
-out:
-	free(va);
-	free(vb);
-	free(r);
-	free(rc);
-	free(t);
-	return rc_;
-}
-
-/*
  * Best rounds (and its validation AUC) of trees of the current depth;
  * voff is the validation rows' offset (NULL: none); bestmv (NULL: not
  * wanted) gets the validation margins of the best round.
@@ -1425,7 +1300,7 @@ static int choose_depth(struct tree_choice *out, struct pt_model *m,
 	}
 	if (rc)
 		goto out;
-	se = auc_se(best, np, m->nval - np);
+	se = metrics_auc_se(best, np, m->nval - np);
 	for (k = 0; k < nd && auc[k] < best - se; k++)
 		;
 	out->depth = depth[k];
@@ -1539,7 +1414,8 @@ static int fit_trees(struct pt_model *m, const struct model_data *d,
 		rc = model_set_metric(m, name, ch[c].auc);
 	}
 	for (c = 0; !rc && c < top; c++) {
-		rc = auc_diff_se(&se, ch[c].val, ch[top].val, yv, m->nval);
+		rc = metrics_auc_diff_se(&se, ch[c].val, ch[top].val, yv,
+					 m->nval);
 		if (!rc && ch[c].auc >= best - se)
 			break;
 	}

@@ -1,6 +1,7 @@
 /*
  * test_metrics.c - every metric against values worked out by hand in the
- * comments, including ties, the effort-aware ones and the bootstrap.
+ * comments, including ties, the effort-aware ones, the bootstrap and the
+ * AUC's standard errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -156,6 +157,39 @@ static void test_bootstrap(void **state)
 	assert_true(lo == lo2 && hi == hi2);
 }
 
+static void test_auc_se(void **state)
+{
+	static const double rev[] = { 0.6, 0.7, 0.8, 0.9 };
+	static const int none[] = { 0, 0, 0, 0 };
+	double se, lo, hi, lo2, hi2;
+
+	(void)state;
+	/* Hanley-McNeil, AUC 3/4 from 2 + 2: sqrt(0.30536 / 4) */
+	assert_true(fabs(metrics_auc_se(0.75, 2, 2) - 0.27629564910487775) <
+		    1e-9);
+	assert_true(metrics_auc_se(0.75, 0, 2) == 0);
+	/*
+	 * DeLong: the components of s4 are 1, 1/2 (positives) and 1/2, 1
+	 * (negatives), those of rev 0, 1/2 and 1/2, 0; the differences
+	 * {1, 0} and {0, 1} each have variance 1/2: sqrt(1/4 + 1/4).
+	 */
+	assert_int_equal(metrics_auc_diff_se(&se, s4, rev, y4, 4), 0);
+	assert_true(fabs(se - sqrt(0.5)) < EPS);
+	assert_int_equal(metrics_auc_diff_se(&se, s4, s4, y4, 4), 0);
+	assert_true(se == 0);
+	assert_int_equal(metrics_auc_diff_se(&se, s4, rev, none, 4), 0);
+	assert_true(se == 0);
+	/* the same scores: every resample's difference is 0 or NAN */
+	assert_int_equal(metrics_auc_interval(&lo, &hi, s4, s4, y4, 4, 100,
+					      0.05, 3), 0);
+	assert_true(lo == 0 && hi == 0);
+	assert_int_equal(metrics_auc_interval(&lo, &hi, s4, NULL, y4, 4, 100,
+					      0.05, 3), 0);
+	assert_true(lo >= 0 && lo <= 0.75 && hi >= 0.75 && hi <= 1);
+	metrics_auc_interval(&lo2, &hi2, s4, NULL, y4, 4, 100, 0.05, 3);
+	assert_true(lo == lo2 && hi == hi2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_brier_ece),
 		cmocka_unit_test(test_curves),
 		cmocka_unit_test(test_bootstrap),
+		cmocka_unit_test(test_auc_se),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
