@@ -949,7 +949,7 @@ static int match_commit(struct stable_set *s, size_t i)
 	/* not after the base means reachable from the base, so from the tip */
 	if (oidmap_get(&p->only, &id) || !oidmap_get(&p->after_base, &id)) {
 		sc->match = STABLE_MATCH_ANCESTOR;
-		strcpy(sc->backport, sc->id);
+		memcpy(sc->backport, sc->id, sizeof(sc->backport));
 		return 0;
 	}
 	e = oidmap_get(&p->upstream, &id);
