@@ -15,6 +15,7 @@
  * scores with a model.
  */
 #include "scoring/stable/stable.h"
+#include "scoring/stable/stable_int.h"
 
 #include "scoring/util/fnv.h"
 #include "scoring/patch/treediff.h"
@@ -25,146 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#define STABLE_MAX_COMMITS 10000000u /* range or branch commits */
-#define STABLE_MAX_TARGETS 32u       /* Fixes:/revert ids per commit */
-#define STABLE_DEP_WINDOW 256u       /* earlier commits compared per file */
-#define STABLE_BLAME_FILES 32u       /* files blamed per suggestion */
-#define STABLE_BLAME_LINES 2000u     /* lines blamed per suggestion */
-
-/* ---- a map of object ids to an index ---------------------------------- */
-
-struct oment {
-	git_oid id;
-	size_t val;
-	int used;
-};
-
-struct oidmap {
-	struct oment *slot;
-	size_t cap, len;
-};
-
-static size_t oid_hash(const git_oid *id)
-{
-	size_t h;
-
-	memcpy(&h, id->id, sizeof(h));
-	return h;
-}
-
-static struct oment *oidmap_get(const struct oidmap *m, const git_oid *id)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = oid_hash(id) & (m->cap - 1); m->slot[i].used;
-	     i = (i + 1) & (m->cap - 1))
-		if (!git_oid_cmp(&m->slot[i].id, id))
-			return &m->slot[i];
-	return NULL;
-}
-
-static void oidmap_insert(struct oment *slot, size_t cap, const git_oid *id,
-			  size_t val)
-{
-	size_t i;
-
-	for (i = oid_hash(id) & (cap - 1); slot[i].used; i = (i + 1) & (cap - 1))
-		;
-	git_oid_cpy(&slot[i].id, id);
-	slot[i].val = val;
-	slot[i].used = 1;
-}
-
-static int oidmap_grow(struct oidmap *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 64, i;
-	struct oment *s;
-
-	s = pt_calloc(cap, sizeof(*s));
-	if (!s)
-		return PT_ENOMEM;
-	for (i = 0; i < m->cap; i++)
-		if (m->slot[i].used)
-			oidmap_insert(s, cap, &m->slot[i].id, m->slot[i].val);
-	free(m->slot);
-	m->slot = s;
-	m->cap = cap;
-	return 0;
-}
-
-/* Add id -> val; an id already there keeps its first value. */
-static int oidmap_put(struct oidmap *m, const git_oid *id, size_t val)
-{
-	int rc;
-
-	if (oidmap_get(m, id))
-		return 0;
-	if ((m->len + 1) * 2 > m->cap) {
-		rc = oidmap_grow(m);
-		if (rc)
-			return rc;
-	}
-	oidmap_insert(m->slot, m->cap, id, val);
-	m->len++;
-	return 0;
-}
-
-static void oidmap_free(struct oidmap *m)
-{
-	free(m->slot);
-	m->slot = NULL;
-	m->cap = m->len = 0;
-}
-
-/* ---- private state ---------------------------------------------------- */
-
-struct bcommit {
-	git_oid id;
-	enum stable_match kind; /* marker kind, NONE when it has none */
-};
-
-struct skey {
-	uint64_t author, committer; /* FNV-1a of the lowercased emails */
-	int64_t when;               /* commit time */
-	size_t idx;
-};
-
-struct changes {
-	struct treediff_file *f;  /* sorted by path */
-	size_t n;
-	uint64_t sig;             /* FNV-1a of the paths */
-};
-
-struct stable_priv {
-	git_repository *repo;
-	git_oid tip, base, head;
-	struct oidmap range;      /* range commit -> index in c[] */
-	struct oidmap after_base; /* commits of head not reachable from base */
-	struct oidmap only;       /* branch commits not reachable from base */
-	struct oidmap upstream;   /* id named by a marker -> index in b[] */
-	struct oidmap patchids;   /* patch-id of an unmarked b[] -> index */
-	struct oidmap memo;       /* target -> 1 present, 2 absent */
-	struct oidmap queued;     /* target -> 1 queued for stable, 2 not */
-	struct oidmap sigs;       /* path signature of an unmarked b[] */
-	struct oidmap anc;        /* base's history back to the oldest target */
-	struct changes *rch;      /* files changed by each range commit */
-	struct skey *sk;          /* who wrote and applied each, for series */
-	size_t jobs;              /* threads for collect_all, >= 1 */
-	struct bcommit *b;
-	size_t nb, bcap;
-	size_t ccap;              /* allocated s->c */
-};
-
-static int git_fail(const char *what, const char *input)
-{
-	const git_error *e = git_error_last();
-
-	return pt_error_set(PT_ERROR, "%s '%s': %s", what, input,
-			    e && e->message ? e->message : "libgit2 error");
-}
 
 /* ---- message scanning ------------------------------------------------- */
 
@@ -269,9 +130,6 @@ static int find_revert(char hex[41], const char *msg)
 	}
 	return 0;
 }
-
-static int resolve_commit(git_oid *out, git_repository *repo,
-			  const char *hex);
 
 static int in_list(const char *s, size_t n, const char *const *list)
 {
@@ -499,206 +357,7 @@ static int is_stable_cc(const struct trailer *t)
 	return at && at - e == 6 && !strncasecmp(e, "stable", 6);
 }
 
-/* ---- object helpers --------------------------------------------------- */
-
-static int resolve_commit(git_oid *out, git_repository *repo,
-			  const char *hex)
-{
-	git_object *o = NULL;
-	git_oid id;
-	size_t n = strlen(hex);
-
-	if (n < 4 || n > 40 || git_oid_fromstrn(&id, hex, n))
-		return PT_ENOTFOUND;
-	if (git_object_lookup_prefix(&o, repo, &id, n, GIT_OBJECT_COMMIT))
-		return PT_ENOTFOUND;
-	git_oid_cpy(out, git_object_id(o));
-	git_object_free(o);
-	return 0;
-}
-
-static int peel_commit(git_oid *out, git_repository *repo, const char *rev)
-{
-	git_object *o = NULL, *c = NULL;
-	int rc = 0;
-
-	if (git_revparse_single(&o, repo, rev))
-		return git_fail("cannot resolve", rev);
-	if (git_object_peel(&c, o, GIT_OBJECT_COMMIT))
-		rc = git_fail("not a commit:", rev);
-	else
-		git_oid_cpy(out, git_object_id(c));
-	git_object_free(c);
-	git_object_free(o);
-	return rc;
-}
-
-/* ---- changed files ---------------------------------------------------- */
-
-static void changes_clear(struct changes *ch)
-{
-	struct treediff d;
-
-	d.f = ch->f;
-	d.n = d.cap = ch->n;
-	treediff_clear(&d);
-	memset(ch, 0, sizeof(*ch));
-}
-
-/* The files a commit changes against its first parent, sorted by path. */
-static int commit_changes(struct changes *ch, git_repository *repo,
-			  const git_commit *c)
-{
-	struct treediff d;
-	uint64_t h = FNV_INIT;
-	size_t i;
-	int rc;
-
-	memset(ch, 0, sizeof(*ch));
-	rc = treediff_commit(&d, repo, c);
-	if (rc)
-		return rc;
-	ch->f = d.f;
-	ch->n = d.n;
-	for (i = 0; i < ch->n; i++)
-		h = fnv_byte(fnv_bytes(h, ch->f[i].path, strlen(ch->f[i].path)),
-			     0xff);
-	ch->sig = h;
-	return 0;
-}
-
-static int lookup_changes(struct changes *ch, git_repository *repo,
-			  const git_oid *id)
-{
-	git_commit *c = NULL;
-	int rc;
-
-	if (git_commit_lookup(&c, repo, id))
-		return git_fail("cannot read commit", git_oid_tostr_s(id));
-	rc = commit_changes(ch, repo, c);
-	git_commit_free(c);
-	return rc;
-}
-
-typedef int (*blob_line_cb)(const git_diff_delta *d, const git_diff_hunk *h,
-			    const git_diff_line *l, void *ctx);
-typedef int (*blob_hunk_cb)(const git_diff_delta *d, const git_diff_hunk *h,
-			    void *ctx);
-
-/* Zero-context diff of one changed file through libgit2's xdiff. */
-static int diff_file(git_repository *repo, const struct treediff_file *f,
-		     blob_hunk_cb hunk, blob_line_cb line, void *ctx)
-{
-	git_diff_options o;
-	git_blob *a = NULL, *b = NULL;
-	int rc = 0;
-
-	if (f->old_mode == GIT_FILEMODE_COMMIT ||
-	    f->new_mode == GIT_FILEMODE_COMMIT)
-		return 0; /* a submodule has no lines here */
-	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-	o.context_lines = 0;
-	o.interhunk_lines = 0;
-	if ((!git_oid_is_zero(&f->old) && git_blob_lookup(&a, repo, &f->old))
-	    || (!git_oid_is_zero(&f->new) &&
-		git_blob_lookup(&b, repo, &f->new)))
-		rc = git_fail("cannot read the blobs of", f->path);
-	if (!rc && git_diff_blobs(a, f->path, b, f->path, &o, NULL, NULL,
-				  hunk, line, ctx))
-		rc = git_fail("cannot diff", f->path);
-	git_blob_free(a);
-	git_blob_free(b);
-	return rc;
-}
-
-/* The text a patch-id hashes: '+'/'-' lines without any whitespace. */
-static int pid_line(const git_diff_delta *d, const git_diff_hunk *h,
-		    const git_diff_line *l, void *ctx)
-{
-	struct buf *b = ctx;
-	size_t i;
-
-	(void)d;
-	(void)h;
-	if (l->origin != GIT_DIFF_LINE_ADDITION &&
-	    l->origin != GIT_DIFF_LINE_DELETION)
-		return 0;
-	if (buf_addch(b, l->origin))
-		return -1;
-	for (i = 0; i < l->content_len; i++)
-		if (!isspace((unsigned char)l->content[i]) &&
-		    buf_addch(b, l->content[i]))
-			return -1;
-	return buf_addch(b, '\n') ? -1 : 0;
-}
-
-/*
- * Like `git patch-id --stable`: paths and changed lines with whitespace
- * removed, line numbers and context ignored, files in path order.
- */
-static int changes_patchid(git_oid *out, git_repository *repo,
-			   const struct changes *ch)
-{
-	struct buf b = BUF_INIT;
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; i < ch->n && !rc; i++) {
-		rc = buf_addf(&b, "%s\n%s\n", ch->f[i].path,
-			      git_oid_is_zero(&ch->f[i].new) ? "deleted"
-							     : "");
-		if (!rc)
-			rc = diff_file(repo, &ch->f[i], NULL, pid_line, &b);
-	}
-	if (!rc && git_odb_hash(out, b.ptr, b.len, GIT_OBJECT_BLOB))
-		rc = git_fail("cannot hash a patch of", ch->n ?
-			      ch->f[0].path : "nothing");
-	buf_free(&b);
-	return rc;
-}
-
-/* ---- walks ------------------------------------------------------------ */
-
-typedef int (*walk_cb)(git_commit *c, void *ctx);
-
-/* Non-merge commits of push minus hide (hide may be NULL), oldest first. */
-static int walk(git_repository *repo, const git_oid *push,
-		const git_oid *hide, walk_cb cb, void *ctx)
-{
-	git_revwalk *w = NULL;
-	git_commit *c;
-	git_oid id;
-	size_t n = 0;
-	int rc = 0, e;
-
-	if (git_revwalk_new(&w, repo))
-		return git_fail("cannot walk", git_oid_tostr_s(push));
-	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
-	if (git_revwalk_push(w, push) || (hide && git_revwalk_hide(w, hide))) {
-		rc = git_fail("cannot walk", git_oid_tostr_s(push));
-		goto out;
-	}
-	while (!rc && !(e = git_revwalk_next(&id, w))) {
-		if (++n > STABLE_MAX_COMMITS) {
-			rc = pt_error_set(PT_ETOOBIG, "more than %u commits "
-					  "in the range", STABLE_MAX_COMMITS);
-			break;
-		}
-		if (git_commit_lookup(&c, repo, &id)) {
-			rc = git_fail("cannot read commit",
-				      git_oid_tostr_s(&id));
-			break;
-		}
-		if (git_commit_parentcount(c) <= 1)
-			rc = cb(c, ctx);
-		git_commit_free(c);
-	}
-	if (!rc && e != GIT_ITEROVER)
-		rc = git_fail("cannot walk", git_oid_tostr_s(push));
-out:
-	git_revwalk_free(w);
-	return rc;
-}
+/* ---- the branch ------------------------------------------------------- */
 
 static int put_cb(git_commit *c, void *ctx)
 {
@@ -746,7 +405,7 @@ static int branch_cb(git_commit *c, void *ctx)
 	return 0;
 }
 
-/* ---- the range -------------------------------------------------------- */
+/* ---- tags ------------------------------------------------------------- */
 
 static int add_target(struct stable_commit *sc, git_repository *repo,
 		      const char *hex)
@@ -837,6 +496,8 @@ static int read_tags(struct stable_commit *sc, git_repository *repo,
 	trailers_free(t, n);
 	return rc;
 }
+
+/* ---- the range -------------------------------------------------------- */
 
 static char *author_of(const git_commit *c)
 {
