@@ -97,4 +97,11 @@ int changes_patchid(git_oid *out, git_repository *repo,
 int walk(git_repository *repo, const git_oid *push,
 	 const git_oid *hide, walk_cb cb, void *ctx);
 
+/* message.c: tags, fix wording and build facts of a message */
+int says_fix(const char *sum);
+void build_facts(struct stable_commit *sc,
+		 const struct treediff_file *f, size_t n);
+int read_tags(struct stable_commit *sc, git_repository *repo,
+	      const char *msg);
+
 #endif
