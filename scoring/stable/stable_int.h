@@ -104,4 +104,15 @@ void build_facts(struct stable_commit *sc,
 int read_tags(struct stable_commit *sc, git_repository *repo,
 	      const char *msg);
 
+/* range.c: the branch, the range, already in it, series */
+int put_cb(git_commit *c, void *ctx);
+int branch_cb(git_commit *c, void *ctx);
+int range_cb(git_commit *c, void *ctx);
+int maybe_patchid(git_oid *out, struct stable_priv *p,
+		  const struct changes *ch);
+int match_commit(struct stable_set *s, size_t i);
+int branch_patchids(struct stable_priv *p);
+int is_tagged_cand(const struct stable_set *s, size_t i);
+int find_series(struct stable_set *s);
+
 #endif
