@@ -115,4 +115,13 @@ int branch_patchids(struct stable_priv *p);
 int is_tagged_cand(const struct stable_set *s, size_t i);
 int find_series(struct stable_set *s);
 
+/* targets.c: applies to */
+int base_history(struct stable_set *s);
+int check_targets(struct stable_set *s, size_t i);
+int check_cites(struct stable_set *s, size_t i);
+void free_targets(struct stable_commit *sc);
+
+/* stable.c: steps still in stable.c */
+int add_dep(struct stable_commit *sc, size_t dep);
+
 #endif
