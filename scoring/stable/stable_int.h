@@ -121,7 +121,7 @@ int check_targets(struct stable_set *s, size_t i);
 int check_cites(struct stable_set *s, size_t i);
 void free_targets(struct stable_commit *sc);
 
-/* stable.c: steps still in stable.c */
+/* deps.c: depends on */
 int add_dep(struct stable_commit *sc, size_t dep);
 
 #endif
