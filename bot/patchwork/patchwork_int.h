@@ -1,0 +1,51 @@
+/*
+ * patchwork_int.h - what the Patchwork client's files share: the client
+ * itself, the JSON helpers, requests with Patchwork's errors and the
+ * Link-header walk.  Private to bot/patchwork: included only by
+ * patchwork.c, pw_events.c, pw_series.c and pw_checks.c; the API is
+ * patchwork.h.
+ */
+#ifndef PT_PATCHWORK_INT_H
+#define PT_PATCHWORK_INT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bot/patchwork/http.h"
+
+struct pw {
+	char *base;     /* "https://host[:port][/prefix]" without final / */
+	char *origin;   /* "https://host[:port]" */
+	char *project;
+	char *version;
+	char *api_root; /* base + "/api/" + version + "/" */
+	size_t description_max;
+	unsigned per_page;
+	int max_attempts;
+	int has_token;
+	struct http_client *http;
+};
+
+/* The string at key of o, or def. */
+const char *pw_str_or(const json_t *o, const char *key, const char *def);
+/* The integer at key of o (or its "id" when an object); 0 when none. */
+int64_t pw_int_of(const json_t *o, const char *key);
+
+/* The absolute URL of path, which must be on this server (*out fresh). */
+int pw_resolve(struct pw *pw, const char *path, char **out);
+/*
+ * One request (once: no retries) with the answer in *r; a non-2xx
+ * answer becomes Patchwork's error.
+ */
+int pw_request(struct pw *pw, const char *method, const char *url,
+	       const char *body, int once, struct http_response *r);
+/* r's body as JSON (*out fresh), or an error naming url. */
+int pw_parse_json(const char *url, const struct http_response *r,
+		  json_t **out);
+
+typedef int (*pw_page_cb)(json_t *items, void *ctx);
+/* Every page of the list at path to cb, following rel="next". */
+int pw_walk_list(struct pw *pw, const char *path, pw_page_cb cb, void *ctx);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * pw_events.c - Patchwork events (see patchwork.h): the per-project
+ * poll, oldest first, and its restart-safe position in the state
+ * database (tables pw_positions and pw_events_seen): each event is
+ * handled in the transaction that marks it seen.
+ */
+#include "bot/patchwork/patchwork.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot/patchwork/patchwork_int.h"
+
+/* A date as a sortable string: "YYYY-MM-DDTHH:MM:SS.ffffff". */
+static int date_key(const char *s, char out[96])
+{
+	int64_t secs;
+	long us;
+	struct tm tm;
+	time_t t;
+	int rc;
+
+	rc = pw_parse_date(s, &secs, &us);
+	if (rc)
+		return rc;
+	t = (time_t)secs;
+	gmtime_r(&t, &tm);
+	snprintf(out, 96, "%04d-%02d-%02dT%02d:%02d:%02d.%06ld",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, us);
+	return 0;
+}
+
+/* ---- events -------------------------------------------------------- */
+
+int pw_events_position(struct pw *pw, struct db *db, const char *project,
+		       int64_t *last_id, char **last_date)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*last_date = NULL;
+	rc = db_prepare(&st, db,
+			"SELECT last_id, last_date FROM pw_positions "
+			"WHERE url = ? AND project = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, pw->base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, project, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*last_id = sqlite3_column_int64(st, 0);
+		*last_date = pt_strdup(
+			(const char *)sqlite3_column_text(st, 1));
+		rc = *last_date ? 0 : PT_ENOMEM;
+	} else if (rc == SQLITE_DONE) {
+		rc = PT_ENOTFOUND;
+	} else {
+		rc = db_error(db, "reading the patchwork position");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+enum { POLL_SEEN, POLL_MARK, POLL_POSITION, POLL_FORGET, POLL_NSTMT };
+
+static const char *const poll_sql[POLL_NSTMT] = {
+	"SELECT 1 FROM pw_events_seen WHERE url = ?1 AND project = ?2 AND"
+	" event_id = ?3",
+	"INSERT OR IGNORE INTO pw_events_seen (url, project, event_id, date)"
+	" VALUES (?1, ?2, ?3, ?4)",
+	"INSERT INTO pw_positions (url, project, last_id, last_date, updated)"
+	" VALUES (?1, ?2, ?3, ?4, strftime('%s','now')) ON CONFLICT(url,"
+	" project) DO UPDATE SET last_id = excluded.last_id, last_date ="
+	" excluded.last_date, updated = excluded.updated",
+	"DELETE FROM pw_events_seen WHERE url = ?1 AND project = ?2 AND"
+	" ?3 >= 0 AND date < ?4",
+};
+
+struct poll {
+	struct pw *pw;
+	struct db *db;
+	const char *project;
+	pw_event_cb cb;
+	void *ctx;
+	size_t handled;
+	char boundary[96];  /* date_key of the stored position */
+	sqlite3_stmt *st[POLL_NSTMT]; /* poll_sql, prepared once a poll */
+};
+
+/* Run poll statement k with (url, project, id, a); *row: a row came. */
+static int poll_step(struct poll *p, int k, int64_t id, const char *a,
+		     int *row)
+{
+	sqlite3_stmt *st = p->st[k];
+	int rc;
+
+	sqlite3_bind_text(st, 1, p->pw->base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, p->project, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, id);
+	if (a)
+		sqlite3_bind_text(st, 4, a, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (row)
+		*row = rc == SQLITE_ROW;
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
+		     ? 0 : db_error(p->db, "saving the patchwork position");
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+static int seen(struct poll *p, int64_t id, int *out)
+{
+	return poll_step(p, POLL_SEEN, id, NULL, out);
+}
+
+/* Record ev as seen and move the position, inside the open transaction. */
+static int mark(struct poll *p, int64_t id, const char *date,
+		const char *key)
+{
+	int rc;
+
+	rc = poll_step(p, POLL_MARK, id, key, NULL);
+	if (rc || strcmp(key, p->boundary) < 0)
+		return rc;
+	rc = poll_step(p, POLL_POSITION, id, date, NULL);
+	if (rc)
+		return rc;
+	if (strcmp(key, p->boundary) > 0) {
+		snprintf(p->boundary, sizeof(p->boundary), "%s", key);
+		/* ids below the new boundary can never come back */
+		rc = poll_step(p, POLL_FORGET, 0, key, NULL);
+	}
+	return rc;
+}
+
+void pw_event_from_json(struct pw_event *ev, const json_t *e)
+{
+	const json_t *pl = json_object_get(e, "payload");
+
+	memset(ev, 0, sizeof(*ev));
+	ev->json = e;
+	ev->id = pw_int_of(e, "id");
+	ev->category = pw_str_or(e, "category", "");
+	ev->date = pw_str_or(e, "date", "");
+	pw_parse_date(ev->date, &ev->time, NULL);
+	ev->patch_id = pw_int_of(pl, "patch");
+	ev->series_id = pw_int_of(pl, "series");
+	ev->cover_id = pw_int_of(pl, "cover");
+	ev->comment_id = pw_int_of(pl, "comment");
+	ev->check_id = pw_int_of(pl, "check");
+	ev->previous_state = pw_str_or(pl, "previous_state", NULL);
+	ev->current_state = pw_str_or(pl, "current_state", NULL);
+}
+
+/*
+ * One event: the callback's work and the event marked seen, in a
+ * savepoint of the page's transaction, so that a failing event is
+ * undone alone.
+ */
+static int poll_one(struct poll *p, const struct pw_event *ev,
+		    const char *key)
+{
+	int rc, own;
+
+	rc = db_savepoint(p->db, "pw_event", &own);
+	if (rc)
+		return rc;
+	rc = p->cb ? p->cb(ev, p->ctx) : 0;
+	if (!rc)
+		rc = mark(p, ev->id, ev->date, key);
+	return db_release(p->db, "pw_event", own, rc);
+}
+
+/*
+ * A page of events in one transaction: each event is handled exactly
+ * once across crashes, as with one transaction each, for a commit a
+ * page.  What came before a failing event commits; the error returns.
+ */
+static int poll_page(json_t *items, void *ctx)
+{
+	struct poll *p = ctx;
+	struct pw_event ev;
+	char key[96];
+	json_t *e;
+	size_t i, done = 0;
+	int rc, crc, dup;
+
+	rc = db_begin(p->db);
+	if (rc)
+		return rc;
+	json_array_foreach(items, i, e) {
+		pw_event_from_json(&ev, e);
+		if (ev.id <= 0 || date_key(ev.date, key)) {
+			rc = pt_error_set(PT_EINVAL,
+					  "patchwork '%s' sent an event "
+					  "without id or date",
+					  p->pw->base);
+			break;
+		}
+		rc = seen(p, ev.id, &dup);
+		if (!rc && !dup)
+			rc = poll_one(p, &ev, key);
+		if (rc)
+			break;
+		done += !dup;
+	}
+	crc = db_commit(p->db);
+	if (crc) {
+		db_rollback(p->db);
+		return crc;
+	}
+	p->handled += done;
+	return rc;
+}
+
+/*
+ * The N of an API version "1.N" as atoi read it: leading digits, 0 when
+ * there are none; a number too large saturates (still a version >= 1).
+ */
+static long api_minor(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s)
+		return 0;
+	if (errno == ERANGE)
+		return v > 0 ? LONG_MAX : 0;
+	return v;
+}
+
+int pw_events_poll(struct pw *pw, struct db *db, const char *project,
+		   const char *initial_since, pw_event_cb cb, void *ctx,
+		   size_t *handled)
+{
+	struct poll p;
+	struct buf path = BUF_INIT;
+	char *last = NULL;
+	const char *since, *ver;
+	int64_t last_id = 0;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.pw = pw;
+	p.db = db;
+	p.project = project;
+	p.cb = cb;
+	p.ctx = ctx;
+	if (handled)
+		*handled = 0;
+	rc = pw_api_version(pw, &ver);
+	if (!rc && (strncmp(ver, "1.", 2) || api_minor(ver + 2) < 1))
+		rc = pt_error_set(PT_EINVAL,
+				  "patchwork '%s': API version %s has no "
+				  "usable events; 1.1 or newer is needed",
+				  pw->base, ver);
+	if (rc)
+		return rc;
+	rc = pw_events_position(pw, db, project, &last_id, &last);
+	if (rc == PT_ENOTFOUND)
+		rc = 0;
+	if (rc)
+		return rc;
+	since = last ? last : initial_since;
+	if (since && date_key(since, p.boundary)) {
+		rc = pt_error_wrap(PT_EINVAL, "events of '%s'", project);
+		goto out;
+	}
+	rc = buf_addstr(&path, "events/?project=");
+	if (!rc)
+		rc = pw_url_encode(&path, project);
+	if (!rc)
+		rc = buf_addstr(&path, "&order=date");
+	if (!rc && since) {
+		rc = buf_addstr(&path, "&since=");
+		if (!rc)
+			rc = pw_url_encode(&path, since);
+	}
+	if (!rc)
+		rc = db_prepare_all(p.st, db, poll_sql, POLL_NSTMT);
+	if (!rc)
+		rc = pw_walk_list(pw, path.ptr, poll_page, &p);
+	if (handled)
+		*handled = p.handled;
+out:
+	db_finalize_all(p.st, POLL_NSTMT);
+	free(last);
+	buf_free(&path);
+	return rc;
+}
