@@ -22,7 +22,7 @@ static char dir[64];
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(dir, "/tmp/pt-daemon-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-daemon-XXXXXX");
 	return mkdtemp(dir) ? 0 : -1;
 }
 
