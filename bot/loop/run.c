@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "scoring/stable/stable.h"
+#include "scoring/lists/lookup.h"
 #include "scoring/lists/thread.h"
 #include "scoring/model/triage.h"
 #include "bot/sys/daemon.h"
@@ -61,8 +62,7 @@ struct run {
 	int last_source_rc;
 	char last_error[512];   /* message of last_source_rc */
 	size_t batch;           /* mails in the open folder transaction */
-	sqlite3_stmt *mail_kind; /* after_mail()'s, prepared once */
-	sqlite3_stmt *mail_keep;
+	struct lookup *lk;      /* what the loop asks of the threading */
 	struct run_stats st;
 	struct act act;
 };
@@ -280,6 +280,8 @@ int run_open(struct run **out, const char *config_path, struct db *db,
 				       &lex);
 	if (!rc)
 		rc = thread_open(&r->th, db, lex);
+	if (!rc)
+		rc = lookup_new(&r->lk, db);
 	free(lex);
 	if (rc) {
 		run_free(r);
@@ -295,8 +297,7 @@ void run_free(struct run *r)
 	if (!r)
 		return;
 	imap_free(r->is);
-	sqlite3_finalize(r->mail_kind);
-	sqlite3_finalize(r->mail_keep);
+	lookup_free(r->lk);
 	thread_free(r->th);
 	triage_free(r->tri);
 	conf_clear(&r->c);
@@ -437,27 +438,15 @@ static int add_trailer(struct patch *p, const char *key, const char *name,
  * its cover letter) join the patch's own, as maintainers' tools apply
  * them, so that the review features see them.
  */
+static int add_list_review(const char *kind, const char *name,
+			   const char *email, void *ctx)
+{
+	return add_trailer(ctx, kind, name, email);
+}
+
 static int merge_list_reviews(struct run *r, struct patch *p, int64_t tpid)
 {
-	sqlite3_stmt *st;
-	int rc, step;
-
-	rc = db_prepare(&st, r->db,
-			"SELECT kind, name, email FROM mail_reviews WHERE"
-			" patch_id = ?1 OR (patch_id = 0 AND series_id ="
-			" (SELECT series_id FROM patches WHERE id = ?1))"
-			" ORDER BY id");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, tpid);
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW)
-		rc = add_trailer(p, (const char *)sqlite3_column_text(st, 0),
-				 (const char *)sqlite3_column_text(st, 1),
-				 (const char *)sqlite3_column_text(st, 2));
-	if (!rc && step != SQLITE_DONE)
-		rc = db_error(r->db, "reading list reviews");
-	sqlite3_finalize(st);
-	return rc;
+	return lookup_list_reviews(r->lk, tpid, add_list_review, p);
 }
 
 /*
@@ -881,102 +870,50 @@ static int poll_patchwork(struct run *r)
 
 /* ---- the mail path ------------------------------------------------- */
 
-static int raw_patch(struct run *r, const char *msgid, struct patch **out)
+struct series_mails {
+	struct run *r;
+	struct scored *s;
+	size_t n;
+};
+
+/* One patch mail of the series, parsed from mail_raw, onto sm->s. */
+static int add_series_patch(const char *id, void *ctx)
 {
-	sqlite3_stmt *st;
+	struct series_mails *sm = ctx;
+	struct scored *v;
+	struct patch *p = NULL;
 	int rc;
 
-	*out = NULL;
-	rc = db_prepare(&st, r->db,
-			"SELECT raw FROM mail_raw WHERE message_id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, msgid, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		rc = patch_from_mail(out, sqlite3_column_blob(st, 0),
-				     (size_t)sqlite3_column_bytes(st, 0));
-	else
-		rc = rc == SQLITE_DONE
-			     ? pt_error_set(PT_ENOTFOUND, "no raw mail '%s'",
-					    msgid)
-			     : db_error(r->db, "reading raw mail");
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int series_head(struct run *r, int64_t sid, char **cover, int *done)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	*cover = NULL;
-	*done = 0;
-	rc = db_prepare(&st, r->db,
-			"SELECT cover_msgid, complete FROM series WHERE id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, sid);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *c = (const char *)sqlite3_column_text(st, 0);
-
-		*done = sqlite3_column_int(st, 1);
-		*cover = c ? pt_strdup(c) : NULL;
-		rc = c && !*cover ? PT_ENOMEM : 0;
-	} else {
-		rc = rc == SQLITE_DONE
-			     ? pt_error_set(PT_ENOTFOUND, "no series %lld",
-					    (long long)sid)
-			     : db_error(r->db, "reading series");
+	rc = lookup_raw_patch(sm->r->lk, id, &p);
+	if (rc == PT_ENOTFOUND) { /* threaded by an archive import */
+		log_debug("%s", pt_error_last());
+		pt_error_clear();
+		return 0;
 	}
-	sqlite3_finalize(st);
-	return rc;
+	v = rc ? NULL : realloc(sm->s, (sm->n + 1) * sizeof(*sm->s));
+	if (!rc && !v)
+		rc = PT_ENOMEM;
+	if (rc) {
+		patch_free(p);
+		return rc;
+	}
+	sm->s = v;
+	memset(&sm->s[sm->n], 0, sizeof(*sm->s));
+	sm->s[sm->n].p = p;
+	sm->s[sm->n++].own = 1;
+	return 0;
 }
 
 /* The series' patch mails, in order, parsed from mail_raw. */
 static int series_patches(struct run *r, int64_t sid, struct scored **out,
 			  size_t *n)
 {
-	struct scored *s = NULL, *v;
-	sqlite3_stmt *st;
-	int rc, step;
+	struct series_mails sm = { r, NULL, 0 };
+	int rc;
 
-	*out = NULL;
-	*n = 0;
-	rc = db_prepare(&st, r->db,
-			"SELECT message_id FROM patches WHERE series_id = ?"
-			" ORDER BY number, id");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, sid);
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *id = (const char *)sqlite3_column_text(st, 0);
-		struct patch *p = NULL;
-
-		rc = raw_patch(r, id, &p);
-		if (rc == PT_ENOTFOUND) { /* threaded by an archive import */
-			log_debug("%s", pt_error_last());
-			pt_error_clear();
-			rc = 0;
-			continue;
-		}
-		v = rc ? NULL : realloc(s, (*n + 1) * sizeof(*s));
-		if (!rc && !v)
-			rc = PT_ENOMEM;
-		if (rc) {
-			patch_free(p);
-			break;
-		}
-		s = v;
-		memset(&s[*n], 0, sizeof(*s));
-		s[*n].p = p;
-		s[(*n)++].own = 1;
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = db_error(r->db, "reading the patches of a series");
-	sqlite3_finalize(st);
-	*out = s;
+	rc = lookup_series_patches(r->lk, sid, add_series_patch, &sm);
+	*out = sm.s;
+	*n = sm.n;
 	return rc;
 }
 
@@ -987,7 +924,7 @@ static int work_mail_series(struct run *r, int64_t sid)
 	size_t i, n = 0;
 	int rc, done;
 
-	rc = series_head(r, sid, &cover, &done);
+	rc = lookup_series_head(r->lk, sid, &cover, &done);
 	if (!rc && done)
 		rc = series_patches(r, sid, &s, &n);
 	for (i = 0; !rc && i < n; i++)
@@ -1002,64 +939,19 @@ static int work_mail_series(struct run *r, int64_t sid)
 	return rc;
 }
 
-/* Prepare *st from sql the first time; later calls reuse it. */
-static int cached(struct run *r, sqlite3_stmt **st, const char *sql)
-{
-	return *st ? 0 : db_prepare(st, r->db, sql);
-}
-
-/* Keep the raw mail of a patch or cover letter for scoring later. */
-static int keep_raw(struct run *r, const char *msgid, const char *raw,
-		    size_t len)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = cached(r, &r->mail_keep,
-		    "INSERT OR IGNORE INTO mail_raw (message_id, raw,"
-		    " received) VALUES (?, ?, ?)");
-	if (rc)
-		return rc;
-	st = r->mail_keep;
-	sqlite3_bind_text(st, 1, msgid, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(st, 2, raw, (int)len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, time(NULL));
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = db_error(r->db, "storing raw mail");
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc;
-}
-
 /* After threading: keep patch and cover mails, queue complete series. */
 static int after_mail(struct run *r, const char *msgid, const char *raw,
 		      size_t len)
 {
-	sqlite3_stmt *st;
 	char key[32];
 	int64_t sid = 0;
-	const char *kind;
 	int rc, done = 0, keep = 0;
 
-	rc = cached(r, &r->mail_kind,
-		    "SELECT m.kind, m.series_id, s.complete FROM messages m"
-		    " LEFT JOIN series s ON s.id = m.series_id"
-		    " WHERE m.message_id = ?");
+	rc = lookup_message(r->lk, msgid, &keep, &sid, &done);
 	if (rc)
 		return rc;
-	st = r->mail_kind;
-	sqlite3_bind_text(st, 1, msgid, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		kind = (const char *)sqlite3_column_text(st, 0);
-		sid = sqlite3_column_int64(st, 1);
-		done = sqlite3_column_int(st, 2);
-		keep = kind && (!strcmp(kind, "patch") ||
-				!strcmp(kind, "cover"));
-	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	if (keep)
-		rc = keep_raw(r, msgid, raw, len);
+		rc = lookup_keep_raw(r->lk, msgid, raw, len, time(NULL));
 	if (!rc && sid > 0 && done) {
 		snprintf(key, sizeof(key), "%lld", (long long)sid);
 		rc = store_enqueue(r->db, "mail-series", key, NULL);
