@@ -1,0 +1,63 @@
+/*
+ * run_int.h - what the daemon's loop (run.c) and its worker
+ * (run_work.c) share: the configuration in force, the loop's state and
+ * the drain of the work queue.  Private to bot/loop: included only by
+ * run.c and run_work.c; the API is run.h.
+ */
+#ifndef PT_RUN_INT_H
+#define PT_RUN_INT_H
+
+#include <git2.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scoring/store/config.h"
+#include "scoring/store/db.h"
+#include "bot/loop/act.h"
+#include "bot/loop/run.h"
+#include "bot/mail/imap.h"
+#include "bot/mail/smtp.h"
+
+/* What the configuration file gives; swapped whole on reload. */
+struct run_conf {
+	struct config *cfg;
+	struct policy *pol;
+	struct pw *pw;
+	char **projects;        /* NULL-terminated */
+	char *since;            /* first poll of a project */
+	int have_imap;
+	struct imap_opts imap;
+	int have_smtp;
+	struct smtp_opts smtp;
+	git_repository *repo;   /* run.repo, for blame; may be NULL */
+	long poll_interval, max_attempts;
+};
+
+struct run {
+	char *config_path;
+	char *state_dir;
+	struct db *db;
+	struct run_opts o;
+	struct run_conf c;
+	struct triage *tri;
+	struct thread *th;
+	struct imap *is;
+	long imap_backoff;
+	int64_t imap_next_try;
+	int last_source_rc;
+	char last_error[512];   /* message of last_source_rc */
+	size_t batch;           /* mails in the open folder transaction */
+	struct lookup *lk;      /* what the loop asks of the threading */
+	struct run_stats st;
+	struct act act;
+};
+
+/*
+ * Claim and work queue items that are due, at most RUN_DRAIN_MAX a
+ * pass, until the queue is empty or stop() (may be NULL) or a signal
+ * says to stop; a failed item is retried later, a database error ends
+ * the drain.
+ */
+int run_drain(struct run *r, int (*stop)(void));
+
+#endif
