@@ -10,7 +10,9 @@
  */
 #include "scoring/history/cycle.h"
 
+#include <errno.h>
 #include <git2.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +72,19 @@ static int parse_with(struct cycle_tag *out, const char *name,
 		while (v < end && (*v < '0' || *v > '9'))
 			v++;
 	}
-	if (ng >= 2 && m[ng].rm_so >= 0)
-		out->rc = atoi(name + m[ng].rm_so);
+	if (ng >= 2 && m[ng].rm_so >= 0) {
+		char *e;
+		long r;
+
+		/* as atoi() read it; an rc past int is not a cycle tag */
+		errno = 0;
+		r = strtol(name + m[ng].rm_so, &e, 10);
+		if (errno == ERANGE || r < INT_MIN || r > INT_MAX) {
+			memset(out, 0, sizeof(*out));
+			return 0;
+		}
+		out->rc = (int)r;
+	}
 	out->name = pt_strdup(name);
 	out->release = pt_strndup(name, (size_t)m[1].rm_eo);
 	if (!out->name || !out->release) {

@@ -448,6 +448,13 @@ static void test_tag_parse(void **state)
 	assert_int_equal(cycle_parse_tag(&a, "v1.2.3r0", NULL), 0);
 	assert_int_equal(cycle_parse_tag(&a, "next-20240101", NULL), 0);
 	assert_true(cycle_parse_tag(&a, "x", "([") < 0);
+	/* the rc number: up to INT_MAX; past it the tag does not parse */
+	assert_int_equal(cycle_parse_tag(&a, "v6.7-rc2147483647", NULL), 1);
+	assert_int_equal(a.rc, 2147483647);
+	cycle_tag_clear(&a);
+	assert_int_equal(cycle_parse_tag(&a, "v6.7-rc2147483648", NULL), 0);
+	assert_int_equal(cycle_parse_tag(&a, "v6.7-rc99999999999999999999",
+					 NULL), 0);
 	/* version order: rc9 < rc10 < final < next rc1 */
 	assert_int_equal(cycle_parse_tag(&a, "v6.7-rc9", NULL), 1);
 	assert_int_equal(cycle_parse_tag(&b, "v6.7-rc10", NULL), 1);
