@@ -8,11 +8,9 @@
 #include <git2.h>
 #include <jansson.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scoring/model/dataset.h"
 
 int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task)
 {
