@@ -89,6 +89,15 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+void cli_print_help(const char *cmd)
+{
+	const struct cli_command *c = find_command(cmd);
+
+	cli_print_usage(stdout, cmd);
+	if (c)
+		printf("\n%s\n", c->summary);
+}
+
 int cli_wants_help(int argc, char **argv, const char *cmd)
 {
 	int i;
@@ -97,11 +106,7 @@ int cli_wants_help(int argc, char **argv, const char *cmd)
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			const struct cli_command *c = find_command(cmd);
-
-			cli_print_usage(stdout, cmd);
-			if (c)
-				printf("\n%s\n", c->summary);
+			cli_print_help(cmd);
 			return 1;
 		}
 	}
