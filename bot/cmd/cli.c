@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 
 static int cmd_help(int argc, char **argv, struct cli_ctx *ctx);
 static int cmd_version(int argc, char **argv, struct cli_ctx *ctx);
@@ -98,21 +99,6 @@ void cli_print_help(const char *cmd)
 		printf("\n%s\n", c->summary);
 }
 
-int cli_wants_help(int argc, char **argv, const char *cmd)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			cli_print_help(cmd);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static void print_help(FILE *f)
 {
 	const struct cli_command *c;
@@ -129,33 +115,40 @@ static void print_help(FILE *f)
 
 static int cmd_help(int argc, char **argv, struct cli_ctx *ctx)
 {
+	static const struct opt opts[] = { OPTION_END };
 	const struct cli_command *c;
+	const char *pos[2];
+	size_t npos;
+	int rc;
 
 	(void)ctx;
-	if (cli_wants_help(argc, argv, "help"))
-		return EXIT_OK;
-	if (argc < 2) {
+	rc = opt_parse("help", opts, argc, argv, pos, 2, &npos);
+	if (rc)
+		return opt_exit(rc);
+	if (!npos) {
 		print_help(stdout);
 		return EXIT_OK;
 	}
-	if (argc > 2)
+	if (npos > 1)
 		return cli_usage("help", "too many arguments");
-	c = find_command(argv[1]);
+	c = find_command(pos[0]);
 	if (!c)
 		return cli_usage("help", "'%s' is not a patchtriage command",
-				 argv[1]);
+				 pos[0]);
 	printf("usage: patchtriage %s\n\n%s\n", c->usage, c->summary);
 	return EXIT_OK;
 }
 
 static int cmd_version(int argc, char **argv, struct cli_ctx *ctx)
 {
+	static const struct opt opts[] = { OPTION_END };
+	size_t npos;
+	int rc;
+
 	(void)ctx;
-	if (cli_wants_help(argc, argv, "version"))
-		return EXIT_OK;
-	if (argc > 1)
-		return cli_usage("version", "unexpected argument '%s'",
-				 argv[1]);
+	rc = opt_parse("version", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return opt_exit(rc);
 	printf("patchtriage %s\n", PT_VERSION);
 	return EXIT_OK;
 }

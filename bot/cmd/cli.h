@@ -45,8 +45,6 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_print_usage(FILE *f, const char *cmd);
 /* Print the command's usage line and summary to stdout (its --help). */
 void cli_print_help(const char *cmd);
-/* True when argv[1..] asks for --help / -h: print usage and return 1. */
-int cli_wants_help(int argc, char **argv, const char *cmd);
 
 /* Lazily open the configuration and the state database. */
 int cli_config(struct cli_ctx *ctx, struct config **out);

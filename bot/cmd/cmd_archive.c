@@ -14,6 +14,7 @@
 #include "scoring/model/listfeat.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 
 struct progress {
 	int tty, shown;
@@ -46,7 +47,7 @@ static void print_result(const struct archive_result *r)
 		       r->deleted);
 }
 
-static int run_import(struct cli_ctx *ctx, int pi, char **paths, int n,
+static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 		      int full)
 {
 	struct archive_opts o;
@@ -101,38 +102,31 @@ static int run_import(struct cli_ctx *ctx, int pi, char **paths, int n,
 
 static int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 {
-	char **paths;
-	int i, n = 0, pi = -1, full = 0, rc = EXIT_OK;
+	const char **paths;
+	size_t n = 0;
+	int pi = -1, public_inbox = 0, mbox = 0, full = 0, rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "public-inbox", &public_inbox),
+		OPTION_FLAG(0, "mbox", &mbox),
+		OPTION_FLAG(0, "full", &full),
+		OPTION_FLAG('q', "quiet", &ctx->quiet),
+		OPTION_END,
+	};
 
 	paths = calloc((size_t)argc, sizeof(*paths));
 	if (!paths)
 		return cli_fail("out of memory");
-	for (i = 1; i < argc && rc == EXIT_OK; i++) {
-		const char *s = argv[i];
-
-		if (!strcmp(s, "--public-inbox") || !strcmp(s, "--mbox")) {
-			if (pi >= 0)
-				rc = cli_usage("archive", "give either "
-					       "--public-inbox or --mbox");
-			pi = !strcmp(s, "--public-inbox");
-		} else if (!strcmp(s, "--full")) {
-			full = 1;
-		} else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
-			ctx->quiet = 1;
-		} else if (s[0] == '-' && s[1]) {
-			rc = cli_usage("archive", "unknown option '%s'", s);
-		} else if (pi < 0) {
-			rc = cli_usage("archive", "unexpected argument '%s'",
-				       s);
-		} else {
-			paths[n++] = argv[i];
-		}
-	}
-	if (rc == EXIT_OK && (pi < 0 || !n))
+	rc = opt_parse("archive", opts, argc, argv, paths, (size_t)argc, &n);
+	if (!rc && public_inbox && mbox)
+		rc = cli_usage("archive", "give either --public-inbox or "
+			       "--mbox");
+	if (!rc)
+		pi = public_inbox ? 1 : mbox ? 0 : -1;
+	if (!rc && (pi < 0 || !n))
 		rc = cli_usage("archive", "import needs --public-inbox "
 			       "GITDIR... or --mbox FILE...");
-	if (rc == EXIT_OK)
-		rc = run_import(ctx, pi, paths, n, full);
+	if (!rc)
+		rc = run_import(ctx, pi, paths, (int)n, full);
 	free(paths);
 	return rc;
 }
@@ -164,15 +158,16 @@ static int cmd_stats_(int argc, char **argv, struct cli_ctx *ctx)
 	struct archive_stats s;
 	struct buf b = BUF_INIT;
 	struct db *db;
-	int i, json = 0;
+	size_t npos;
+	int json = 0, rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "json", &json),
+		OPTION_END,
+	};
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else
-			return cli_usage("archive", "unexpected argument "
-					 "'%s'", argv[i]);
-	}
+	rc = opt_parse("archive", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return rc;
 	if (cli_db(ctx, &db) || archive_stats(&s, db))
 		return cli_fail_last();
 	if (!json) {
@@ -217,13 +212,21 @@ static int print_row(const struct listfeat_row *r, void *ctx)
 static int cmd_features(int argc, char **argv, struct cli_ctx *ctx)
 {
 	enum listfeat_moment m = LISTFEAT_AT_POSTING;
+	const char *at = "posting";
 	struct db *db;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_STRING(0, "at", &at),
+		OPTION_END,
+	};
 
-	if (argc == 3 && !strcmp(argv[1], "--at") &&
-	    !strcmp(argv[2], "apply"))
+	rc = opt_parse("archive", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	if (!strcmp(at, "apply"))
 		m = LISTFEAT_AT_APPLY;
-	else if (!(argc == 1 || (argc == 3 && !strcmp(argv[1], "--at") &&
-				 !strcmp(argv[2], "posting"))))
+	else if (strcmp(at, "posting"))
 		return cli_usage("archive", "features takes --at "
 				 "posting|apply");
 	if (cli_db(ctx, &db) || listfeat_foreach(db, m, print_row, NULL))
@@ -233,15 +236,22 @@ static int cmd_features(int argc, char **argv, struct cli_ctx *ctx)
 
 int cmd_archive(int argc, char **argv, struct cli_ctx *ctx)
 {
-	if (cli_wants_help(argc, argv, "archive"))
-		return EXIT_OK;
-	if (argc < 2)
+	const struct opt opts[] = { OPTION_END };
+	const char *sub = NULL;
+	size_t npos;
+	int rc;
+
+	/* each subcommand has its options; the rest only knows --help */
+	if (argc >= 2 && !strcmp(argv[1], "import"))
+		return opt_exit(cmd_import(argc - 1, argv + 1, ctx));
+	if (argc >= 2 && !strcmp(argv[1], "stats"))
+		return opt_exit(cmd_stats_(argc - 1, argv + 1, ctx));
+	if (argc >= 2 && !strcmp(argv[1], "features"))
+		return opt_exit(cmd_features(argc - 1, argv + 1, ctx));
+	rc = opt_parse("archive", opts, argc, argv, &sub, 1, &npos);
+	if (rc)
+		return opt_exit(rc);
+	if (!sub)
 		return cli_usage("archive", "import or stats?");
-	if (!strcmp(argv[1], "import"))
-		return cmd_import(argc - 1, argv + 1, ctx);
-	if (!strcmp(argv[1], "stats"))
-		return cmd_stats_(argc - 1, argv + 1, ctx);
-	if (!strcmp(argv[1], "features"))
-		return cmd_features(argc - 1, argv + 1, ctx);
-	return cli_usage("archive", "unknown subcommand '%s'", argv[1]);
+	return cli_usage("archive", "unknown subcommand '%s'", sub);
 }

@@ -5,6 +5,7 @@
  * overrides it); writes eval.md and SVG plots to --out DIR (default
  * <state>/eval) and prints the Markdown.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,10 @@
 #include "scoring/model/eval.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
+
+/* eval_run() makes at most this many test periods */
+#define MAX_FOLDS 16
 
 static int tty;
 
@@ -49,45 +54,42 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 	struct dataset *ds = NULL;
 	struct buf md = BUF_INIT, out = BUF_INIT, cmdline = BUF_INIT;
 	const char *repo = NULL, *outdir = NULL, *task = "all", *title = NULL;
+	const char *since = NULL;
 	struct db *db;
 	int64_t repo_id;
-	int i, rc;
+	long long folds, horizon, max_rows = 0;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_STRING(0, "out", &outdir),
+		OPTION_STRING(0, "repo", &repo),
+		OPTION_STRING(0, "title", &title),
+		OPTION_STRING(0, "task", &task),
+		OPTION_INT(0, "folds", &folds, 1, MAX_FOLDS),
+		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
+		OPTION_INT(0, "max-rows", &max_rows, 0, OPT_NOMAX),
+		OPTION_STRING(0, "since", &since),
+		OPTION_END,
+	};
 
-	if (cli_wants_help(argc, argv, "eval"))
-		return EXIT_OK;
 	eval_opts_default(&o);
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--out") && v)
-			outdir = argv[++i];
-		else if (!strcmp(a, "--repo") && v)
-			repo = argv[++i];
-		else if (!strcmp(a, "--title") && v)
-			title = argv[++i];
-		else if (!strcmp(a, "--task") && v)
-			task = argv[++i];
-		else if (!strcmp(a, "--folds") && v)
-			o.folds = (unsigned)strtoul(argv[++i], NULL, 10);
-		else if (!strcmp(a, "--horizon") && v)
-			o.horizon = strtoll(argv[++i], NULL, 10) * 86400;
-		else if (!strcmp(a, "--max-rows") && v)
-			dopt.max_rows = strtoul(argv[++i], NULL, 10);
-		else if (!strcmp(a, "--since") && v) {
-			if (dataset_parse_since(&dopt.since, argv[++i]))
-				return cli_usage("eval", "%s",
-						 pt_error_last());
-		} else
-			return cli_usage("eval", "unknown argument '%s'", a);
-	}
+	folds = o.folds;
+	horizon = -1; /* not given: the default of eval_opts_default() */
+	rc = opt_parse("eval", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return opt_exit(rc);
+	if (since && dataset_parse_since(&dopt.since, since))
+		return cli_usage("eval", "%s", pt_error_last());
+	o.folds = (unsigned)folds;
+	if (horizon >= 0)
+		o.horizon = (int64_t)horizon * 86400;
+	dopt.max_rows = (size_t)max_rows;
 	if (!strcmp(task, "fix"))
 		o.tasks = 1;
 	else if (!strcmp(task, "risk"))
 		o.tasks = 2;
 	else if (strcmp(task, "all"))
 		return cli_usage("eval", "--task is fix, risk or all");
-	if (!o.folds || o.folds > 16)
-		return cli_usage("eval", "--folds is 1 to 16");
 	tty = isatty(2) && !ctx->quiet;
 	command_line(&cmdline, argc, argv);
 	o.command = cmdline.ptr;

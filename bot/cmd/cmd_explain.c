@@ -14,6 +14,7 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/cmd_scorer.h"
+#include "bot/cmd/opt.h"
 
 static const char *const labels[SCORER_NTASKS] = { "p(fix)", "p(bug)" };
 static const char *const keys[SCORER_NTASKS] = { "fix", "risk" };
@@ -66,11 +67,9 @@ int cmd_explain(int argc, char **argv, struct cli_ctx *ctx)
 	size_t t, i;
 	int json, rc;
 
-	if (cli_wants_help(argc, argv, "explain"))
-		return EXIT_OK;
 	rc = scorer_run(&s, &json, argc, argv, ctx, "explain");
 	if (rc)
-		return rc;
+		return opt_exit(rc);
 	if (json) {
 		rc = print_json(&s);
 		scorer_free(&s);

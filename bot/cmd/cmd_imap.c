@@ -7,11 +7,13 @@
  * thread_add_mail().  mail.sentiment-file names the sentiment word list
  * (conf/sentiment.txt); without it replies get no sentiment score.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
 #include "bot/cmd/cli.h"
+#include "bot/cmd/opt.h"
 #include "bot/sys/daemon.h"
 #include "bot/mail/imap.h"
 #include "bot/sys/log.h"
@@ -56,24 +58,29 @@ static int on_message(const char *folder, uint32_t uid, const char *msg,
 
 static int parse_args(int argc, char **argv, int *watch, long *run_for)
 {
-	int i;
+	long long seconds = *run_for;
+	const char *sub;
+	size_t npos;
+	int once = 0, rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "once", &once),
+		OPTION_INT(0, "for", &seconds, 0, LONG_MAX),
+		OPTION_END,
+	};
 
-	if (argc < 2)
+	rc = opt_parse("imap", opts, argc, argv, &sub, 1, &npos);
+	if (rc)
+		return rc;
+	if (!npos)
 		return cli_usage("imap", "say 'fetch' or 'watch'");
-	if (!strcmp(argv[1], "watch"))
+	if (!strcmp(sub, "watch"))
 		*watch = 1;
-	else if (strcmp(argv[1], "fetch"))
-		return cli_usage("imap", "unknown subcommand '%s'", argv[1]);
-	for (i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--once")) {
-			*watch = 0;
-		} else if (!strcmp(argv[i], "--for") && i + 1 < argc) {
-			*run_for = strtol(argv[++i], NULL, 10);
-		} else {
-			return cli_usage("imap", "unknown option '%s'",
-					 argv[i]);
-		}
-	}
+	else if (strcmp(sub, "fetch"))
+		return cli_usage("imap", "unknown subcommand '%s'", sub);
+	/* --once makes watch a fetch */
+	if (once)
+		*watch = 0;
+	*run_for = (long)seconds;
 	return 0;
 }
 
@@ -128,10 +135,8 @@ int cmd_imap(int argc, char **argv, struct cli_ctx *ctx)
 	long run_for = 0;
 	int watch = 0, rc;
 
-	if (cli_wants_help(argc, argv, "imap"))
-		return EXIT_OK;
 	rc = parse_args(argc, argv, &watch, &run_for);
 	if (rc)
-		return rc;
+		return opt_exit(rc);
 	return run(ctx, watch, run_for);
 }

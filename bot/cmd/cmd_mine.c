@@ -3,6 +3,7 @@
  * state database (scoring/history/history.c) and print what was found; progress
  * on a terminal, the label report with --report.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "scoring/model/histsum.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 
 struct progress {
 	int tty;
@@ -77,58 +79,37 @@ struct mine_args {
 	char *repo;
 };
 
-static int need(int argc, char **argv, int i)
-{
-	return i + 1 < argc ? 0
-			    : cli_usage("mine", "%s needs a value", argv[i]);
-}
+/* The most diff threads --threads takes; mining uses at most 16. */
+#define MAX_THREADS 1024
 
 static int parse_args(struct mine_args *a, int argc, char **argv,
 		      struct cli_ctx *ctx)
 {
-	const char *repo = NULL;
-	int i;
+	const char *repo = NULL, *since = NULL;
+	long long threads = 0, horizon = 0;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "first-parent", &a->o.first_parent),
+		OPTION_FLAG(0, "report", &a->report),
+		OPTION_FLAG('q', "quiet", &ctx->quiet),
+		OPTION_STRING(0, "repo", &repo),
+		OPTION_STRING(0, "rev", &a->o.rev),
+		OPTION_STRING(0, "since", &since),
+		OPTION_INT(0, "threads", &threads, 0, MAX_THREADS),
+		OPTION_STRING(0, "tag-pattern", &a->o.tag_pattern),
+		OPTION_STRING(0, "labels", &a->o.labels_conf),
+		OPTION_INT(0, "horizon", &horizon, 1, INT_MAX),
+		OPTION_END,
+	};
 
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i];
-
-		if (!strcmp(s, "--first-parent")) {
-			a->o.first_parent = 1;
-		} else if (!strcmp(s, "--report")) {
-			a->report = 1;
-		} else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
-			ctx->quiet = 1;
-		} else if (!strcmp(s, "--repo") || !strcmp(s, "--rev") ||
-			   !strcmp(s, "--since") || !strcmp(s, "--threads") ||
-			   !strcmp(s, "--tag-pattern") ||
-			   !strcmp(s, "--labels") || !strcmp(s, "--horizon")) {
-			if (need(argc, argv, i))
-				return EXIT_USAGE;
-			if (!strcmp(s, "--repo")) {
-				repo = argv[++i];
-			} else if (!strcmp(s, "--rev")) {
-				a->o.rev = argv[++i];
-			} else if (!strcmp(s, "--since")) {
-				if (parse_date(&a->o.since, argv[++i]))
-					return cli_usage("mine", "bad date "
-							 "'%s'", argv[i]);
-			} else if (!strcmp(s, "--threads")) {
-				a->o.threads = (unsigned)atoi(argv[++i]);
-			} else if (!strcmp(s, "--tag-pattern")) {
-				a->o.tag_pattern = argv[++i];
-			} else if (!strcmp(s, "--labels")) {
-				a->o.labels_conf = argv[++i];
-			} else {
-				a->o.horizon_days = atoi(argv[++i]);
-				if (a->o.horizon_days <= 0)
-					return cli_usage("mine", "bad horizon "
-							 "'%s'", argv[i]);
-			}
-		} else {
-			return cli_usage("mine", "unexpected argument '%s'",
-					 s);
-		}
-	}
+	rc = opt_parse("mine", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	if (since && parse_date(&a->o.since, since))
+		return cli_usage("mine", "bad date '%s'", since);
+	a->o.threads = (unsigned)threads;
+	a->o.horizon_days = (int)horizon;
 	if (!repo)
 		return cli_usage("mine", "--repo is required");
 	a->repo = realpath(repo, NULL);
@@ -165,12 +146,12 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 	struct buf rep = BUF_INIT;
 	int rc;
 
-	if (cli_wants_help(argc, argv, "mine"))
-		return EXIT_OK;
 	memset(&a, 0, sizeof(a));
 	rc = parse_args(&a, argc, argv, ctx);
-	if (rc)
+	if (rc) {
+		rc = opt_exit(rc);
 		goto out;
+	}
 	if (cli_db(ctx, &db)) {
 		rc = cli_fail_last();
 		goto out;

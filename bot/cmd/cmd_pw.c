@@ -12,6 +12,7 @@
 
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 #include "bot/sys/log.h"
 #include "bot/patchwork/patchwork.h"
 
@@ -31,61 +32,27 @@ struct pw_args {
 
 static int parse_args(int argc, char **argv, struct pw_args *a)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} valued[] = {
-		{ "--since", offsetof(struct pw_args, since) },
-		{ "--state", offsetof(struct pw_args, state) },
-		{ "--context", offsetof(struct pw_args, context) },
-		{ "--description", offsetof(struct pw_args, description) },
-		{ "--target-url", offsetof(struct pw_args, target_url) },
-		{ "--project", offsetof(struct pw_args, project) },
+	const char *pos[2] = { NULL, NULL };
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "json", &a->json),
+		OPTION_FLAG(0, "poll", &a->poll),
+		OPTION_STRING(0, "since", &a->since),
+		OPTION_STRING(0, "state", &a->state),
+		OPTION_STRING(0, "context", &a->context),
+		OPTION_STRING(0, "description", &a->description),
+		OPTION_STRING(0, "target-url", &a->target_url),
+		OPTION_STRING(0, "project", &a->project),
+		OPTION_END,
 	};
-	size_t k;
-	int i;
 
 	memset(a, 0, sizeof(*a));
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		int done = 0;
-
-		if (!strcmp(s, "--json")) {
-			a->json = 1;
-			continue;
-		}
-		if (!strcmp(s, "--poll")) {
-			a->poll = 1;
-			continue;
-		}
-		for (k = 0; k < sizeof(valued) / sizeof(*valued); k++) {
-			size_t n = strlen(valued[k].name);
-			const char **dst = (const char **)((char *)a +
-							   valued[k].off);
-
-			if (!strcmp(s, valued[k].name)) {
-				if (i + 1 >= argc)
-					return cli_usage("pw", "%s needs a value",
-							 s);
-				*dst = argv[++i];
-				done = 1;
-			} else if (!strncmp(s, valued[k].name, n) &&
-				   s[n] == '=') {
-				*dst = s + n + 1;
-				done = 1;
-			}
-		}
-		if (done)
-			continue;
-		if (s[0] == '-')
-			return cli_usage("pw", "unknown option '%s'", s);
-		if (!a->sub)
-			a->sub = s;
-		else if (!a->id)
-			a->id = s;
-		else
-			return cli_usage("pw", "unexpected argument '%s'", s);
-	}
+	rc = opt_parse("pw", opts, argc, argv, pos, 2, &npos);
+	if (rc)
+		return rc;
+	a->sub = pos[0];
+	a->id = pos[1];
 	if (!a->sub)
 		return cli_usage("pw", "which subcommand?");
 	if (strcmp(a->sub, "events") && strcmp(a->sub, "series") &&
@@ -380,11 +347,9 @@ int cmd_pw(int argc, char **argv, struct cli_ctx *ctx)
 	int64_t id = 0;
 	int rc;
 
-	if (cli_wants_help(argc, argv, "pw"))
-		return EXIT_OK;
 	rc = parse_args(argc, argv, &a);
 	if (rc)
-		return rc;
+		return opt_exit(rc);
 	if (a.id && (rc = parse_id(a.id, &id)))
 		return rc;
 	if (open_pw(ctx, &a, &pw, &project))

@@ -8,6 +8,7 @@
  * stderr, or syslog with --syslog.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 #include "bot/sys/daemon.h"
 #include "bot/sys/log.h"
 #include "bot/loop/run.h"
@@ -27,28 +29,21 @@ struct run_args {
 
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
-	char *end;
-	int i;
+	long long run_for = 0;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "once", &a->once),
+		OPTION_FLAG(0, "dry-run", &a->dry_run),
+		OPTION_FLAG(0, "syslog", &a->use_syslog),
+		OPTION_INT(0, "for", &run_for, 1, LONG_MAX),
+		OPTION_END,
+	};
 
 	memset(a, 0, sizeof(*a));
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--once")) {
-			a->once = 1;
-		} else if (!strcmp(argv[i], "--dry-run")) {
-			a->dry_run = 1;
-		} else if (!strcmp(argv[i], "--syslog")) {
-			a->use_syslog = 1;
-		} else if (!strcmp(argv[i], "--for") && i + 1 < argc) {
-			a->run_for = strtol(argv[++i], &end, 10);
-			if (*end || a->run_for <= 0)
-				return cli_usage("run", "--for needs a number "
-						 "of seconds, not '%s'",
-						 argv[i]);
-		} else {
-			return cli_usage("run", "unknown option '%s'", argv[i]);
-		}
-	}
-	return 0;
+	rc = opt_parse("run", opts, argc, argv, NULL, 0, &npos);
+	a->run_for = (long)run_for;
+	return rc;
 }
 
 /* Print a dry-run action: checks on one line, replies as mail. */
@@ -189,11 +184,9 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	struct run_args a;
 	int rc;
 
-	if (cli_wants_help(argc, argv, "run"))
-		return EXIT_OK;
 	rc = parse_args(argc, argv, &a);
 	if (rc)
-		return rc;
+		return opt_exit(rc);
 	log_setup(a.use_syslog ? LOG_TO_SYSLOG : LOG_TO_STDERR,
 		  ctx->verbose ? LOG_LVL_DEBUG
 			       : ctx->quiet ? LOG_LVL_WARN : LOG_LVL_INFO);

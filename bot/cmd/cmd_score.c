@@ -14,6 +14,7 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/cmd_scorer.h"
+#include "bot/cmd/opt.h"
 
 #define NREASONS 5
 
@@ -78,11 +79,9 @@ int cmd_score(int argc, char **argv, struct cli_ctx *ctx)
 	size_t t, i, n, idx[NREASONS];
 	int json, rc;
 
-	if (cli_wants_help(argc, argv, "score"))
-		return EXIT_OK;
 	rc = scorer_run(&s, &json, argc, argv, ctx, "score");
 	if (rc)
-		return rc;
+		return opt_exit(rc);
 	if (json) {
 		rc = print_json(&s);
 		scorer_free(&s);

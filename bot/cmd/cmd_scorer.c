@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bot/cmd/opt.h"
 
 int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task)
 {
@@ -118,25 +119,20 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 	       struct cli_ctx *ctx, const char *cmd)
 {
 	const char *repo = NULL, *rev = NULL, *file = NULL;
-	int i, rc;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "json", json),
+		OPTION_STRING(0, "repo", &repo),
+		OPTION_STRING(0, "commit", &rev),
+		OPTION_END,
+	};
 
 	memset(s, 0, sizeof(*s));
 	*json = 0;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			*json = 1;
-		else if (!strcmp(argv[i], "--repo") && i + 1 < argc)
-			repo = argv[++i];
-		else if (!strcmp(argv[i], "--commit") && i + 1 < argc)
-			rev = argv[++i];
-		else if (argv[i][0] == '-' && strcmp(argv[i], "-"))
-			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		else if (!file)
-			file = argv[i];
-		else
-			return cli_usage(cmd, "unexpected argument '%s'",
-					 argv[i]);
-	}
+	rc = opt_parse(cmd, opts, argc, argv, &file, 1, &npos);
+	if (rc)
+		return rc;
 	if (!!rev == !!file)
 		return cli_usage(cmd, "give a FILE, '-' or --commit REV");
 	if (rev && !repo)

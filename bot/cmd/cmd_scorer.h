@@ -35,7 +35,9 @@ int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task);
 /*
  * Parse `[--json] [--repo DIR] [--commit REV] FILE|-` style arguments,
  * load models, read the patch, compute features, predict and explain.
- * *json is set from --json.  Returns an EXIT_* code; prints errors.
+ * *json is set from --json.  Returns EXIT_OK with s filled, OPT_HELP
+ * after printing the usage (opt_exit() gives the exit code), or another
+ * EXIT_* code after printing the error.
  */
 int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 	       struct cli_ctx *ctx, const char *cmd);

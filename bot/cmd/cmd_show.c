@@ -16,6 +16,7 @@
 #include "scoring/patch/patch.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 
 /* An mbox may hold many messages of up to PT_MAX_MAIL_SIZE each. */
 #define SHOW_MAX_INPUT (16 * (size_t)PT_MAX_MAIL_SIZE)
@@ -255,28 +256,19 @@ int cmd_show(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct show s = { NULL, 0, 0, 0 };
 	const char *file = NULL, *rev = NULL, *dir = NULL;
-	int i, rc;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "json", &s.json),
+		OPTION_STRING(0, "commit", &rev),
+		OPTION_STRING(0, "repo", &dir),
+		OPTION_END,
+	};
 
 	(void)ctx;
-	if (cli_wants_help(argc, argv, "show"))
-		return EXIT_OK;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--json")) {
-			s.json = 1;
-		} else if (!strcmp(a, "--commit") || !strcmp(a, "--repo")) {
-			if (i + 1 >= argc)
-				return cli_usage("show", "%s needs a value", a);
-			*(a[2] == 'c' ? &rev : &dir) = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			return cli_usage("show", "unknown option '%s'", a);
-		} else if (file) {
-			return cli_usage("show", "unexpected argument '%s'", a);
-		} else {
-			file = a;
-		}
-	}
+	rc = opt_parse("show", opts, argc, argv, &file, 1, &npos);
+	if (rc)
+		return opt_exit(rc);
 	if (rev && file)
 		return cli_usage("show", "give a FILE or --commit, not both");
 	if (dir && !rev)

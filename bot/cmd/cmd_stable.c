@@ -42,6 +42,7 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmd_scorer.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 
 #define NREASONS 3
 #define MAX_JOBS 64          /* --jobs */
@@ -88,52 +89,31 @@ static size_t default_jobs(void)
 
 static int parse(struct opts *o, int argc, char **argv)
 {
-	int i;
-	char *end;
+	long long top = 0, jobs;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "json", &o->json),
+		OPTION_STRING(0, "repo", &o->repo),
+		OPTION_STRING(0, "range", &o->range),
+		OPTION_STRING(0, "branch", &o->branch),
+		OPTION_STRING(0, "mbox", &o->mbox),
+		OPTION_STRING(0, "version", &o->version),
+		OPTION_INT(0, "top", &top, 0, OPT_NOMAX),
+		OPTION_INT(0, "jobs", &jobs, 1, MAX_JOBS),
+		OPTION_DOUBLE(0, "threshold", &o->threshold, 0, 1),
+		OPTION_END,
+	};
 
 	memset(o, 0, sizeof(*o));
 	o->threshold = 0.5;
 	o->jobs = default_jobs();
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--json")) {
-			o->json = 1;
-			continue;
-		}
-		if (!v)
-			return cli_usage("stable", "'%s' needs a value", a);
-		if (!strcmp(a, "--repo"))
-			o->repo = v;
-		else if (!strcmp(a, "--range"))
-			o->range = v;
-		else if (!strcmp(a, "--branch"))
-			o->branch = v;
-		else if (!strcmp(a, "--mbox"))
-			o->mbox = v;
-		else if (!strcmp(a, "--version"))
-			o->version = v;
-		else if (!strcmp(a, "--top")) {
-			o->top = strtoul(v, &end, 10);
-			if (*end || !*v)
-				return cli_usage("stable", "--top needs a "
-						 "number, not '%s'", v);
-		} else if (!strcmp(a, "--jobs")) {
-			o->jobs = strtoul(v, &end, 10);
-			if (*end || !*v || !o->jobs || o->jobs > MAX_JOBS)
-				return cli_usage("stable", "--jobs needs a "
-						 "number from 1 to %d, not "
-						 "'%s'", MAX_JOBS, v);
-		} else if (!strcmp(a, "--threshold")) {
-			o->threshold = strtod(v, &end);
-			if (*end || !*v || o->threshold < 0 ||
-			    o->threshold > 1)
-				return cli_usage("stable", "--threshold needs "
-						 "a probability, not '%s'", v);
-		} else
-			return cli_usage("stable", "unknown option '%s'", a);
-		i++;
-	}
+	jobs = (long long)o->jobs;
+	rc = opt_parse("stable", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return rc;
+	o->top = (size_t)top;
+	o->jobs = (size_t)jobs;
 	if (!o->repo || !o->range || !o->branch)
 		return cli_usage("stable", "--repo, --range and --branch are "
 				 "needed");
@@ -785,12 +765,10 @@ int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
 	struct run r;
 	int rc;
 
-	if (cli_wants_help(argc, argv, "stable"))
-		return EXIT_OK;
 	memset(&r, 0, sizeof(r));
 	rc = parse(&r.o, argc, argv);
 	if (rc)
-		return rc;
+		return opt_exit(rc);
 	git_libgit2_init();
 	rc = open_triage(&r, ctx);
 	if (!rc && git_repository_open(&r.repo, r.o.repo))

@@ -3,6 +3,7 @@
  * bugs come from, over a mined repository (scoring/history/cycle.c computes it):
  * an aligned table, --json, and an SVG bar chart with --svg.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "scoring/history/history.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 
 #define BOOT 1000
 #define SEED 20231103ull
@@ -55,45 +57,31 @@ static int write_svg(const char *path, const struct cycle_stats *s)
 
 int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
 {
-	const char *svg = NULL, *repo = NULL;
+	const char *svg = NULL, *repo = NULL, *report = NULL;
 	struct cycle_stats s;
 	struct buf out = BUF_INIT;
 	struct db *db;
 	int64_t id;
-	int i, json = 0, late = 5, horizon = 365, rc;
+	long long late = 5, horizon = 365;
+	size_t npos;
+	int json = 0, rc;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "json", &json),
+		OPTION_STRING(0, "svg", &svg),
+		OPTION_STRING(0, "repo", &repo),
+		OPTION_INT(0, "late", &late, 1, 64),
+		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
+		OPTION_END,
+	};
 
-	if (cli_wants_help(argc, argv, "stats"))
-		return EXIT_OK;
-	if (argc < 2 || strcmp(argv[1], "cycle"))
+	rc = opt_parse("stats", opts, argc, argv, &report, 1, &npos);
+	if (rc)
+		return opt_exit(rc);
+	if (!report || strcmp(report, "cycle"))
 		return cli_usage("stats", "unknown report '%s'",
-				 argc < 2 ? "" : argv[1]);
-	for (i = 2; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--svg") || !strcmp(a, "--repo") ||
-			   !strcmp(a, "--late") || !strcmp(a, "--horizon")) {
-			if (i + 1 >= argc)
-				return cli_usage("stats", "%s needs a value",
-						 a);
-			if (!strcmp(a, "--svg"))
-				svg = argv[++i];
-			else if (!strcmp(a, "--repo"))
-				repo = argv[++i];
-			else if (!strcmp(a, "--late"))
-				late = atoi(argv[++i]);
-			else
-				horizon = atoi(argv[++i]);
-		} else {
-			return cli_usage("stats", "unexpected argument '%s'",
-					 a);
-		}
-	}
-	if (late < 1 || late > 64 || horizon < 0)
-		return cli_usage("stats", "bad --late or --horizon");
+				 report ? report : "");
 	if (cli_db(ctx, &db) || pick_repo(&id, db, repo) ||
-	    cycle_stats(&s, db, id, late, horizon, BOOT, SEED))
+	    cycle_stats(&s, db, id, (int)late, (int)horizon, BOOT, SEED))
 		return cli_fail_last();
 	rc = json ? cycle_stats_json(&out, &s) : cycle_stats_table(&out, &s);
 	if (!rc && svg)

@@ -9,6 +9,7 @@
 
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 #include "bot/loop/status.h"
 
 static const char *str(const json_t *o, const char *k)
@@ -67,16 +68,16 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	struct db *db;
 	json_t *s = NULL;
 	char *txt;
-	int json = 0, i, rc;
+	int json = 0, rc;
+	size_t npos;
+	const struct opt opts[] = {
+		OPTION_FLAG(0, "json", &json),
+		OPTION_END,
+	};
 
-	if (cli_wants_help(argc, argv, "status"))
-		return EXIT_OK;
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json"))
-			return cli_usage("status", "unknown option '%s'",
-					 argv[i]);
-		json = 1;
-	}
+	rc = opt_parse("status", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return opt_exit(rc);
 	rc = cli_state_dir(ctx, &dir);
 	if (!rc)
 		rc = cli_db(ctx, &db);

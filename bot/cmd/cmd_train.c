@@ -15,6 +15,7 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmd_scorer.h"
 #include "bot/cmd/cmds.h"
+#include "bot/cmd/opt.h"
 
 struct progress {
 	int tty;
@@ -97,28 +98,26 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	struct dataset_opts o = { .since = DATASET_SINCE_AUTO };
 	struct progress pr = { 0 };
 	struct dataset *ds = NULL;
-	const char *task = "all", *repo = NULL;
+	const char *task = "all", *repo = NULL, *since = NULL;
 	struct db *db;
 	int64_t repo_id;
-	int i, rc;
+	long long max_rows = 0;
+	size_t npos;
+	int rc;
+	const struct opt opts[] = {
+		OPTION_STRING(0, "task", &task),
+		OPTION_STRING(0, "repo", &repo),
+		OPTION_STRING(0, "since", &since),
+		OPTION_INT(0, "max-rows", &max_rows, 0, OPT_NOMAX),
+		OPTION_END,
+	};
 
-	if (cli_wants_help(argc, argv, "train"))
-		return EXIT_OK;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--task") && i + 1 < argc)
-			task = argv[++i];
-		else if (!strcmp(argv[i], "--repo") && i + 1 < argc)
-			repo = argv[++i];
-		else if (!strcmp(argv[i], "--since") && i + 1 < argc) {
-			if (dataset_parse_since(&o.since, argv[++i]))
-				return cli_usage("train", "%s",
-						 pt_error_last());
-		} else if (!strcmp(argv[i], "--max-rows") && i + 1 < argc)
-			o.max_rows = strtoul(argv[++i], NULL, 10);
-		else
-			return cli_usage("train", "unknown argument '%s'",
-					 argv[i]);
-	}
+	rc = opt_parse("train", opts, argc, argv, NULL, 0, &npos);
+	if (rc)
+		return opt_exit(rc);
+	if (since && dataset_parse_since(&o.since, since))
+		return cli_usage("train", "%s", pt_error_last());
+	o.max_rows = (size_t)max_rows;
 	if (strcmp(task, "fix") && strcmp(task, "risk") && strcmp(task, "all"))
 		return cli_usage("train", "--task is fix, risk or all");
 	pr.tty = isatty(2) && !ctx->quiet;
