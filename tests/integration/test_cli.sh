@@ -28,6 +28,37 @@ for c in $cmds; do
 	expect_out "usage: patchtriage $c" "$bin" "$c" --help
 done
 
+# one option parser: numbers are checked, errors name the option and the
+# value, exit 2; --opt=value works everywhere and '--' ends the options
+st=$(mktemp -d /tmp/pt-cli.XXXXXX)
+trap 'rm -rf "$st"' EXIT
+expect_exit 2 "$bin" --state "$st" stats cycle --horizon abc
+expect_err "error: --horizon: 'abc' is not a whole number" \
+	"$bin" --state "$st" stats cycle --horizon abc
+expect_err "error: --late: '65' is out of range \(1 to 64\)" \
+	"$bin" --state "$st" stats cycle --late=65
+expect_exit 2 "$bin" --state "$st" mine --repo . --threads 4x
+expect_exit 2 "$bin" --state "$st" mine --repo . --horizon 0
+expect_exit 2 "$bin" --state "$st" eval --folds 17
+expect_exit 2 "$bin" --state "$st" train --max-rows -1
+expect_err "error: --for: '0' is out of range" "$bin" --state "$st" run --for 0
+expect_exit 2 "$bin" --state "$st" stable --threshold nan
+expect_err "error: --threshold: 'nan' is not a number" \
+	"$bin" --state "$st" stable --threshold nan
+expect_exit 2 "$bin" --state "$st" show --commit
+expect_err "error: --commit needs a value" "$bin" --state "$st" show --commit
+expect_exit 2 "$bin" --state "$st" imap watch --for
+expect_exit 2 "$bin" --state "$st" status --bogus
+expect_err "error: unknown option '--bogus'" "$bin" --state "$st" status --bogus
+expect_err "error: unknown option '--bogus'" "$bin" --state "$st" pw --bogus=1
+expect_exit 2 "$bin" --state "$st" status --json=yes
+expect_exit 2 "$bin" --state "$st" status -- --json
+expect_exit 0 "$bin" --state "$st" status --json
+expect_out "usage: patchtriage stats" "$bin" stats -h
+for c in $("$bin" --help | awk '/^commands:/{on=1; next} on && /^   [a-z]/{print $1}'); do
+	expect_exit 2 "$bin" --state "$st" "$c" --no-such-option
+done
+
 # the man page documents each command in the table, and no other
 man=$PT_SOURCE_DIR/docs/patchtriage.1
 [ -f "$man" ] || fail "docs/patchtriage.1 is missing"
