@@ -50,7 +50,7 @@ int daemon_lock_acquire(struct daemon_lock **out, const char *state_dir)
 		rc = PT_ENOMEM;
 		goto fail;
 	}
-	sprintf(l->path, "%s/lock", state_dir);
+	snprintf(l->path, strlen(state_dir) + 6, "%s/lock", state_dir);
 	l->fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (l->fd < 0) {
 		rc = pt_error_set(PT_EIO, "cannot open '%s': %s", l->path,
