@@ -56,16 +56,21 @@ const char *pwsim_data_dir(void)
 
 static int read_port(const char *path)
 {
-	char line[32];
+	char line[32], *end;
 	FILE *f = fopen(path, "r");
-	int port = 0;
+	long port = 0;
 
 	if (!f)
 		return 0;
-	if (fgets(line, sizeof(line), f))
-		port = atoi(line);
+	if (fgets(line, sizeof(line), f)) {
+		errno = 0;
+		port = strtol(line, &end, 10);
+		/* not (yet) a port: 0, as for no file */
+		if (end == line || errno || port < 0 || port > 65535)
+			port = 0;
+	}
 	fclose(f);
-	return port;
+	return (int)port;
 }
 
 int pwsim_wait_port(int *pid, const char *portfile)

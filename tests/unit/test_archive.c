@@ -273,7 +273,7 @@ static int setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	git_libgit2_init();
-	strcpy(f->dir, "/tmp/pt-archive-XXXXXX");
+	snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/pt-archive-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	assert_int_equal(db_open(&f->db, ":memory:"), 0);
 	*state = f;

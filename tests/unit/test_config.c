@@ -45,7 +45,7 @@ static struct config *open_cfg(const char *text)
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(dir, "/tmp/pt-cfg-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-cfg-XXXXXX");
 	return mkdtemp(dir) ? 0 : -1;
 }
 

@@ -337,7 +337,7 @@ static void test_long_line(void **state)
 
 	(void)state;
 	assert_non_null(d);
-	i = (size_t)sprintf(d, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n+");
+	i = (size_t)snprintf(d, big + 64, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n+");
 	memset(d + i, 'x', big - i);
 	rc = diff_parse(&f, &n, d, big);
 	assert_int_equal(rc, PT_ETOOBIG);

@@ -87,6 +87,8 @@ static void test_strongest_tokens(void **state)
 	double bias, bias2, w[NTOK];
 	size_t nc, nr, i, ntext = 0, k;
 	int saw3 = 0, saw11 = 0, saw17 = 0;
+	const char *tok;
+	char *end;
 
 	(void)state;
 	memset(&v, 0, sizeof(v));
@@ -122,7 +124,9 @@ static void test_strongest_tokens(void **state)
 		if (i)
 			assert_true(fabs(r[i].weight) <= fabs(r[i - 1].weight));
 		assert_non_null(strstr(r[i].text, "changelog says 'tok"));
-		k = (size_t)atoi(strstr(r[i].text, "tok") + 3);
+		tok = strstr(r[i].text, "tok") + 3;
+		k = (size_t)strtoul(tok, &end, 10);
+		assert_true(end != tok);
 		saw3 |= k == 3;
 		saw11 |= k == 11;
 		saw17 |= k == 17;

@@ -20,14 +20,15 @@ static void test_redact(void **state)
 	(void)state;
 	log_register_secret("tok-1234567");
 	log_register_secret("abc"); /* too short: ignored */
-	strcpy(s, "Authorization: Token tok-1234567 and tok-1234567!");
+	snprintf(s, sizeof(s), "%s",
+		 "Authorization: Token tok-1234567 and tok-1234567!");
 	log_redact(s);
 	assert_string_equal(s, "Authorization: Token *** and ***!");
-	strcpy(s, "abc stays");
+	snprintf(s, sizeof(s), "%s", "abc stays");
 	log_redact(s);
 	assert_string_equal(s, "abc stays");
 	log_forget_secrets();
-	strcpy(s, "tok-1234567");
+	snprintf(s, sizeof(s), "%s", "tok-1234567");
 	log_redact(s);
 	assert_string_equal(s, "tok-1234567");
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,13 +80,13 @@ static void expect(const struct maint *m, const char *path, const char *want)
 {
 	struct maint_hit hits[16];
 	char got[512] = "";
-	size_t n, i;
+	size_t n, i, len;
 
 	maint_match(m, path, hits, 16, &n);
 	for (i = 0; i < n; i++) {
-		if (i)
-			strcat(got, ",");
-		strcat(got, m->s[hits[i].section].name);
+		len = strlen(got);
+		snprintf(got + len, sizeof(got) - len, "%s%s", i ? "," : "",
+			 m->s[hits[i].section].name);
 	}
 	if (strcmp(got, want))
 		fail_msg("'%s': got '%s', want '%s'", path, got, want);

@@ -32,7 +32,7 @@ static void sh(const char *cmd)
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(dir, "/tmp/pt-treediff-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-treediff-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
 	setenv("GIT_AUTHOR_NAME", "A", 1);
@@ -77,13 +77,13 @@ static void paths(char *out, size_t len, const char *rev)
 {
 	struct treediff d;
 	git_commit *c = commit(rev);
-	size_t i;
+	size_t i, k;
 
 	assert_int_equal(treediff_commit(&d, repo, c), 0);
 	out[0] = '\0';
 	for (i = 0; i < d.n; i++) {
-		strncat(out, i ? " " : "", len - strlen(out) - 1);
-		strncat(out, d.f[i].path, len - strlen(out) - 1);
+		k = strlen(out);
+		snprintf(out + k, len - k, "%s%s", i ? " " : "", d.f[i].path);
 	}
 	treediff_clear(&d);
 	git_commit_free(c);

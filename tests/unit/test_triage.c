@@ -62,7 +62,7 @@ static int setup(void **st)
 	(void)st;
 	if (!src || !getenv("PT_BIN") || access("/usr/bin/python3", X_OK))
 		return -1;
-	strcpy(dir, "/tmp/pt-triage-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-triage-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(state, sizeof(state), "%s/state", dir);

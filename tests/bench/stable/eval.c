@@ -280,9 +280,12 @@ static const char *const sname[NSIG] = {
 static void window(git_repository *repo, struct dataset *ds,
 		   struct pt_model *m, char *spec)
 {
-	char *name = strtok(spec, ","), *branch = strtok(NULL, ","),
-	     *base = strtok(NULL, ","), *from = strtok(NULL, ","),
-	     *to = strtok(NULL, ",");
+	char *save = NULL;
+	char *name = strtok_r(spec, ",", &save),
+	     *branch = strtok_r(NULL, ",", &save),
+	     *base = strtok_r(NULL, ",", &save),
+	     *from = strtok_r(NULL, ",", &save),
+	     *to = strtok_r(NULL, ",", &save);
 	char range[512];
 	struct stable_opts o = { range, NULL, 0, 1 };
 	struct stable_set *facts, *real;
@@ -533,11 +536,11 @@ int main(int argc, char **argv)
 	       "untagged,ratio_vs_cc\n");
 	for (i = 4; i < argc; i++) {
 		char *spec = strdup(argv[i]), *copy = strdup(argv[i]);
-		char *base;
+		char *base, *save = NULL;
 
-		strtok(copy, ",");
-		strtok(NULL, ",");
-		base = strtok(NULL, ",");
+		strtok_r(copy, ",", &save);
+		strtok_r(NULL, ",", &save);
+		base = strtok_r(NULL, ",", &save);
 		if (strcmp(base, last_base)) {
 			model_free(m);
 			m = train(ds, commit_time(repo, base));
