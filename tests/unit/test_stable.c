@@ -89,7 +89,7 @@ static struct names N;
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(dir, "/tmp/pt-stable-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-stable-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
 	setenv("GIT_AUTHOR_NAME", "Ann Author", 1);
