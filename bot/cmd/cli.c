@@ -16,6 +16,7 @@
 
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
+#include "bot/cmd/schema.h"
 
 static int cmd_help(int argc, char **argv, struct cli_ctx *ctx);
 static int cmd_version(int argc, char **argv, struct cli_ctx *ctx);
@@ -213,7 +214,7 @@ int cli_db(struct cli_ctx *ctx, struct db **out)
 		if (!rc)
 			rc = buf_addf(&path, "%s/state.db", dir);
 		if (!rc)
-			rc = db_open(&ctx->db, path.ptr);
+			rc = db_open(&ctx->db, path.ptr, &bot_db_owners);
 		buf_free(&path);
 		if (rc)
 			return rc;

@@ -18,6 +18,7 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
+#include "bot/cmd/schema.h"
 #include "bot/sys/daemon.h"
 #include "bot/sys/log.h"
 #include "bot/loop/run.h"
@@ -88,7 +89,7 @@ static int dry_copy(struct db *db, struct buf *path, struct db **out)
 		sqlite3_finalize(st);
 	}
 	if (!rc)
-		rc = db_open(out, path->ptr);
+		rc = db_open(out, path->ptr, &bot_db_owners);
 	return rc;
 }
 

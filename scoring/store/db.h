@@ -1,8 +1,9 @@
 /*
  * db.h - the state database (SQLite).  Opening it turns on WAL and a busy
- * timeout and brings the schema up to date with the migrations in db.c,
- * counted by PRAGMA user_version.  SQL lives only here, in the scoring/
- * modules that call these helpers, and in bot/outbox/store.c.
+ * timeout and brings the schema of the given owners up to date (each
+ * room's schema.c holds its tables' steps; schema.h describes the runner
+ * and the versions kept per owner in schema_versions).  SQL lives only
+ * here, in the modules that own tables, and in those that read them.
  */
 #ifndef PT_DB_H
 #define PT_DB_H
@@ -16,10 +17,20 @@ struct db {
 	char *path;
 };
 
-/* Open (creating) PATH and migrate it.  ":memory:" works for tests. */
-int db_open(struct db **out, const char *path);
+struct db_owners;
+
+/*
+ * Open (creating) PATH and migrate the tables of the store and of OWNERS
+ * (NULL: the store's alone).  A program passes the owners of everything
+ * it links: scoring_db_owners (scoring/model/schema.h) for the scoring
+ * library, bot_db_owners (bot/cmd/schema.h) for the bot.  Tables of other
+ * owners already in the file are left alone.  ":memory:" works for tests.
+ */
+int db_open(struct db **out, const char *path,
+	    const struct db_owners *owners);
 void db_close(struct db *db);
-/* The schema version this build migrates to. */
+/* The PRAGMA user_version this build leaves (DB_USER_VERSION, for the
+ * binaries before schema_versions). */
 int db_schema_version(void);
 
 /* Run SQL with no result rows; the error names the statement's purpose. */

@@ -38,6 +38,7 @@
 #include "scoring/model/explain.h"
 #include "scoring/model/features.h"
 #include "scoring/model/model.h"
+#include "scoring/model/schema.h"
 #include "scoring/patch/patch.h"
 
 enum { ST_READ, ST_FEAT, ST_PRED, ST_EXPL, ST_SCORE, ST_CPU, ST_TOTAL, NST };
@@ -368,7 +369,7 @@ int main(int argc, char **argv)
 	if (load_models(&b, argv[1]))
 		goto out;
 	if (buf_addf(&path, "%s/state.db", argv[1]) ||
-	    db_open(&db, path.ptr)) {
+	    db_open(&db, path.ptr, &scoring_db_owners)) {
 		die(path.ptr);
 		goto out;
 	}

@@ -21,6 +21,7 @@
 #include "pwsim.h"
 #include "replyfx.h"
 #include "scoring/store/config.h"
+#include "bot/cmd/schema.h"
 
 static const char maintainers[] =
 	"ACME ETHERNET DRIVER\n"
@@ -525,7 +526,8 @@ int rfx_setup(void **state)
 	smtpsim_clear(&E.plain);
 	smtpsim_clear(&E.starttls);
 	smtpsim_clear(&E.smtps);
-	return db_open(&E.db, rfx_pathf("%s/state-%d.db", E.dir, ++E.ndb));
+	return db_open(&E.db, rfx_pathf("%s/state-%d.db", E.dir, ++E.ndb),
+		       &bot_db_owners);
 }
 
 int rfx_teardown(void **state)

@@ -19,6 +19,7 @@
 #include "scoring/store/db.h"
 #include "bot/patchwork/patchwork.h"
 #include "pwsim.h"
+#include "bot/cmd/schema.h"
 
 #define TOKEN "tok-bot-5f0e9c1d2a7b"
 #define CTX "patchtriage-risk"
@@ -55,7 +56,7 @@ static size_t checks_of(struct pw *pw, int64_t patch, char *out, size_t len)
 static void open_act(struct act *a, const char *path)
 {
 	memset(a, 0, sizeof(*a));
-	assert_int_equal(db_open(&a->db, path), 0);
+	assert_int_equal(db_open(&a->db, path, &bot_db_owners), 0);
 	a->pw = client();
 }
 

@@ -32,6 +32,7 @@
 #include "scoring/model/listfeat.h"
 #include "scoring/lists/outcome.h"
 #include "scoring/util/pt.h"
+#include "scoring/model/schema.h"
 
 #define T0 1704103200 /* 2024-01-01 10:00 UTC */
 #define DAY 86400
@@ -275,7 +276,7 @@ static int setup(void **state)
 	git_libgit2_init();
 	snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/pt-archive-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	assert_int_equal(db_open(&f->db, ":memory:"), 0);
+	assert_int_equal(db_open(&f->db, ":memory:", &scoring_db_owners), 0);
 	*state = f;
 	return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "scoring/model/dataset.h"
 #include "scoring/store/db.h"
+#include "scoring/model/schema.h"
 
 #define DAY 86400
 
@@ -30,7 +31,7 @@ static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 
-	if (!f || db_open(&f->db, ":memory:") ||
+	if (!f || db_open(&f->db, ":memory:", &scoring_db_owners) ||
 	    db_exec(f->db, "INSERT INTO repos (id, path) VALUES (1, '/r')")) {
 		free(f);
 		return -1;

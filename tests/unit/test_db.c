@@ -1,11 +1,11 @@
 /*
- * test_db.c - the state database: WAL, migrations by user_version, the
+ * test_db.c - the state database: WAL, migrations per owner, the
  * key/value table, refusing a database from a newer patchtriage,
  * atomicity of a failed transaction, and the schema itself: a fresh
- * database is byte for byte the schema 12 of tests/data/db/schema-12.sql
- * (the `.schema` of a state database made by the binary before the
- * tables moved to their modules), and such a database opens with its
- * rows.
+ * database opened with every owner is byte for byte the schema 12 of
+ * tests/data/db/schema-12.sql (the `.schema` of a state database made by
+ * the binary before the tables moved to their modules) beside the
+ * runner's schema_versions, and such a database opens with its rows.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bot/cmd/schema.h"
 #include "scoring/store/db.h"
 
 static char dir[64];
@@ -59,7 +60,7 @@ static void test_open_migrates_and_wal(void **state)
 	sqlite3_stmt *st;
 
 	(void)state;
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	assert_int_equal(scalar_int(db, "PRAGMA user_version"),
 			 db_schema_version());
 	assert_int_equal(db_prepare(&st, db, "PRAGMA journal_mode"), 0);
@@ -68,7 +69,7 @@ static void test_open_migrates_and_wal(void **state)
 	sqlite3_finalize(st);
 	db_close(db);
 	/* reopening does not run migrations again (would fail: table exists) */
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	db_close(db);
 }
 
@@ -78,7 +79,7 @@ static void test_kv(void **state)
 	char *v;
 
 	(void)state;
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	assert_int_equal(db_kv_get(db, "pos", &v), PT_ENOTFOUND);
 	assert_null(v);
 	assert_int_equal(db_kv_set(db, "pos", "17"), 0);
@@ -95,12 +96,12 @@ static void test_newer_schema_refused(void **state)
 	char sql[64];
 
 	(void)state;
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 		 db_schema_version() + 5);
 	assert_int_equal(db_exec(db, sql), 0);
 	db_close(db);
-	assert_int_equal(db_open(&db, path), PT_EINVAL);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), PT_EINVAL);
 	assert_null(db);
 	assert_non_null(strstr(pt_error_last(), "newer than"));
 	assert_non_null(strstr(pt_error_last(), path));
@@ -112,7 +113,7 @@ static void test_rollback_keeps_old_value(void **state)
 	char *v;
 
 	(void)state;
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	assert_int_equal(db_kv_set(db, "k", "old"), 0);
 	assert_int_equal(db_begin(db), 0);
 	assert_int_equal(db_kv_set(db, "k", "new"), 0);
@@ -130,12 +131,16 @@ static void test_unopenable_path(void **state)
 	struct db *db;
 
 	(void)state;
-	assert_int_equal(db_open(&db, "/nonexistent-dir/x/state.db"), PT_EIO);
+	assert_int_equal(db_open(&db, "/nonexistent-dir/x/state.db",
+				 &bot_db_owners), PT_EIO);
 	assert_null(db);
 	assert_non_null(strstr(pt_error_last(), "/nonexistent-dir/x/state.db"));
 }
 
-/* The schema as `sqlite3 DB .schema` prints it: creation order. */
+/*
+ * The schema as `sqlite3 DB .schema` prints it: creation order; but for
+ * the runner's own schema_versions, which schema 12 predates.
+ */
 static void schema_text(struct buf *out, sqlite3 *h)
 {
 	sqlite3_stmt *st;
@@ -143,6 +148,7 @@ static void schema_text(struct buf *out, sqlite3 *h)
 	assert_int_equal(sqlite3_prepare_v2(h,
 					    "SELECT sql FROM sqlite_master"
 					    " WHERE sql IS NOT NULL"
+					    " AND name != 'schema_versions'"
 					    " ORDER BY rowid",
 					    -1, &st, NULL),
 			 SQLITE_OK);
@@ -172,7 +178,7 @@ static void test_fresh_schema_is_schema_12(void **state)
 
 	(void)state;
 	read_schema_12(&want);
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);
 	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
@@ -215,7 +221,7 @@ static void test_schema_12_database_opens(void **state)
 			 SQLITE_OK);
 	sqlite3_close(h);
 
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);

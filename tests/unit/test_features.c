@@ -29,6 +29,7 @@
 #include "scoring/history/history.h"
 #include "scoring/model/histsum.h"
 #include "scoring/patch/patch.h"
+#include "scoring/model/schema.h"
 
 static const char msg[] =
 	"The probe path dereferences the pointer returned by\n"
@@ -352,7 +353,7 @@ static void test_as_of(void **state)
 	snprintf(f.db, sizeof(f.db), "%s/state.db", f.dir);
 	assert_int_equal(mkdir(f.repo, 0700), 0);
 	assert_int_equal(sh(&f, 1), 0);
-	assert_int_equal(db_open(&db, f.db), 0);
+	assert_int_equal(db_open(&db, f.db, &scoring_db_owners), 0);
 	mine(&f, db);
 	vec_of(&before, &f, db, "x.sha", 0);
 	check_bugs(&before, &wx);

@@ -23,6 +23,7 @@
 #include "scoring/history/history.h"
 #include "scoring/model/histsum.h"
 #include "scoring/history/labels.h"
+#include "scoring/model/schema.h"
 
 #define DAY 86400
 #define T0 1577836800 /* commit n is dated T0 + n days */
@@ -74,7 +75,7 @@ static int setup(void **state)
 		">/dev/null 2>&1", f->repo, src, f->repo))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", f->dir);
-	if (db_open(&f->db, path) || mine(f))
+	if (db_open(&f->db, path, &scoring_db_owners) || mine(f))
 		return -1;
 	*state = f;
 	return 0;

@@ -29,6 +29,7 @@
 #include "scoring/model/histsum.h"
 #include "scoring/history/history.h"
 #include "scoring/patch/patch.h"
+#include "scoring/model/schema.h"
 
 #define BASE 1600000000
 #define NCOMMITS 400
@@ -298,7 +299,7 @@ static void test_summary_is_the_sql(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/state.db", dir);
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	make_history(db);
 	assert_int_equal(histsum_current(&cur, db, 1), 0);
 	assert_int_equal(cur, 0);
@@ -396,7 +397,7 @@ static void test_mine_keeps_it_current(void **state)
 	snprintf(path, sizeof(path), "%s/repo", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/state.db", dir);
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	mine_phase(dir, db, 1);
 	snprintf(path, sizeof(path), "%s/repo", dir);
 	assert_int_equal(mine_repo_id(&repo, db, path), 0);

@@ -19,6 +19,7 @@
 #include "scoring/patch/patch.h"
 #include "scoring/store/db.h"
 #include "scoring/util/pt.h"
+#include "scoring/model/schema.h"
 
 struct fx {
 	struct db *db;
@@ -31,7 +32,7 @@ static int setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	assert_int_equal(db_open(&f->db, ":memory:"), 0);
+	assert_int_equal(db_open(&f->db, ":memory:", &scoring_db_owners), 0);
 	assert_int_equal(thread_open(&f->t, f->db, NULL), 0);
 	assert_int_equal(lookup_new(&f->lk, f->db), 0);
 	*state = f;

@@ -22,6 +22,7 @@
 #include "scoring/store/db.h"
 #include "bot/patchwork/patchwork.h"
 #include "pwsim.h"
+#include "bot/cmd/schema.h"
 
 #define TOKEN "tok-bot-5f0e9c1d2a7b"
 #define TOKEN_NOBODY "tok-nobody-77aa01"
@@ -169,7 +170,7 @@ static void test_events_resume(void **state)
 	/* first run: a handler failure on event 6 stops the poll there */
 	memset(&s, 0, sizeof(s));
 	s.fail_on = 6;
-	assert_int_equal(db_open(&db, file), 0);
+	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
 	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
 					&n),
@@ -181,7 +182,7 @@ static void test_events_resume(void **state)
 
 	/* "restart": new client and database handle; 6..14 exactly once */
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(db_open(&db, file), 0);
+	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
 	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
 					&n), 0);
@@ -205,7 +206,7 @@ static void test_events_resume(void **state)
 		o.project = "test";
 		o.api_version = "1.0";
 		assert_int_equal(pw_new(&old, &o), 0);
-		assert_int_equal(db_open(&db, file), 0);
+		assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 		assert_int_equal(pw_events_poll(old, db, "test", NULL,
 						on_event, &s, &n), PT_EINVAL);
 		assert_non_null(strstr(pt_error_last(), "1.1 or newer"));
@@ -215,7 +216,7 @@ static void test_events_resume(void **state)
 
 	/* restart again: nothing new, nothing reprocessed */
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(db_open(&db, file), 0);
+	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
 	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
 					&n), 0);
@@ -235,7 +236,7 @@ static void test_events_resume(void **state)
 	assert_int_equal(s.ids[0], 15);
 	pw_free(pw);
 	db_close(db);
-	assert_int_equal(db_open(&db, file), 0);
+	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
 	assert_int_equal(pwsim_import(&sim, "pw/extra/08-tested.eml"), 0);
 	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "replyfx.h"
+#include "bot/cmd/schema.h"
 
 /* ---- 1. the reply as it arrives ------------------------------------- */
 
@@ -303,7 +304,7 @@ static void long_header_case(const char *subject, const char *name)
 	patch_free(p);
 	db_close(E.db);
 	assert_int_equal(db_open(&E.db, rfx_pathf("%s/state-%d.db", E.dir,
-						   ++E.ndb)), 0);
+						   ++E.ndb), &bot_db_owners), 0);
 }
 
 static void test_long_headers_folded(void **state)

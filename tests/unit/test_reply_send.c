@@ -26,6 +26,7 @@
 
 #include "replyfx.h"
 #include "scoring/store/config.h"
+#include "bot/cmd/schema.h"
 
 /* ---- 2. never twice -------------------------------------------------- */
 
@@ -232,7 +233,8 @@ static void kill_sender(enum kill_at at, char **state_after)
 		struct db *cdb = NULL;
 
 		close(lfd);
-		if (db_open(&cdb, rfx_pathf("%s/state-%d.db", E.dir, E.ndb)))
+		if (db_open(&cdb, rfx_pathf("%s/state-%d.db", E.dir, E.ndb),
+			    &bot_db_owners))
 			_exit(2);
 		reply_for_patch(&out, E.pol, &o, cdb, p, &in, 0);
 		_exit(3); /* not reached: the server never finishes */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bot/outbox/store.h"
+#include "bot/cmd/schema.h"
 
 static char dir[64];
 static struct db *db;
@@ -28,7 +29,7 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", dir);
-	return db_open(&db, path);
+	return db_open(&db, path, &bot_db_owners);
 }
 
 static int teardown(void **state)

@@ -18,6 +18,7 @@
 #include "scoring/patch/patch.h"
 #include "scoring/util/pt.h"
 #include "scoring/lists/thread.h"
+#include "scoring/model/schema.h"
 
 struct fx {
 	struct db *db;
@@ -40,7 +41,7 @@ static int setup(void **state)
 	struct buf lex = BUF_INIT;
 
 	buf_addf(&lex, "%s/conf/sentiment.txt", src ? src : ".");
-	assert_int_equal(db_open(&f->db, ":memory:"), 0);
+	assert_int_equal(db_open(&f->db, ":memory:", &scoring_db_owners), 0);
 	assert_int_equal(thread_open(&f->t, f->db, lex.ptr), 0);
 	buf_free(&lex);
 	*state = f;

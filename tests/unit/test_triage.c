@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "scoring/model/triage.h"
+#include "scoring/model/schema.h"
 
 static char dir[64];
 static char state[128];
@@ -99,7 +100,7 @@ static void test_fix_ranks_above_feature(void **st)
 
 	(void)st;
 	snprintf(path, sizeof(path), "%s/state.db", state);
-	assert_int_equal(db_open(&db, path), 0);
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	assert_int_equal(triage_open(&t, db, state), 0);
 	assert_non_null(strstr(triage_version(t), "fix fix-"));
 	assert_non_null(strstr(triage_version(t), "risk risk-"));

@@ -40,6 +40,7 @@
 #include "scoring/model/dataset.h"
 #include "scoring/store/db.h"
 #include "scoring/model/model.h"
+#include "scoring/model/schema.h"
 #include "scoring/stable/stable.h"
 
 #define YEAR (365 * 86400LL)
@@ -523,7 +524,8 @@ int main(int argc, char **argv)
 	git_libgit2_init();
 	if (git_repository_open(&repo, argv[2]))
 		return 1;
-	if (db_open(&db, argv[1]) || dataset_repo(&repo_id, db, argv[2]))
+	if (db_open(&db, argv[1], &scoring_db_owners) ||
+	    dataset_repo(&repo_id, db, argv[2]))
 		die("db");
 	memset(&dopts, 0, sizeof(dopts));
 	dopts.since = strtoll(argv[3], NULL, 10);
