@@ -5,7 +5,9 @@
  * database opened with every owner is byte for byte the schema 12 of
  * tests/data/db/schema-12.sql (the `.schema` of a state database made by
  * the binary before the tables moved to their modules) beside the
- * runner's schema_versions, and such a database opens with its rows.
+ * runner's schema_versions; such a database opens with its rows and
+ * gains schema_versions; the scoring owners alone make the scoring
+ * subset, and the bot's tables follow when the bot opens that file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "bot/cmd/schema.h"
+#include "scoring/model/schema.h"
 #include "scoring/store/db.h"
 
 static char dir[64];
@@ -239,6 +242,203 @@ static void test_schema_12_database_opens(void **state)
 	buf_free(&got);
 }
 
+static int owner_version(struct db *db, const char *owner)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	assert_int_equal(db_prepare(&st, db,
+				    "SELECT version FROM schema_versions"
+				    " WHERE owner = ?"),
+			 0);
+	sqlite3_bind_text(st, 1, owner, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Every owner at its latest step, and the user_version found first. */
+static void assert_versions(struct db *db, int base, int bot)
+{
+	assert_int_equal(owner_version(db, "user_version"), base);
+	assert_int_equal(owner_version(db, "scoring/store"), 1);
+	assert_int_equal(owner_version(db, "scoring/history"), 11);
+	assert_int_equal(owner_version(db, "scoring/lists"), 7);
+	assert_int_equal(owner_version(db, "scoring/model"), 12);
+	assert_int_equal(owner_version(db, "bot/outbox"), bot ? 2 : -1);
+	assert_int_equal(owner_version(db, "bot/patchwork"), bot ? 5 : -1);
+	assert_int_equal(owner_version(db, "bot/mail"), bot ? 3 : -1);
+}
+
+/* The bot's own tables and their indexes, as schema 12 names them. */
+static int bot_line(const char *line, size_t len)
+{
+	static const char *const bot[] = {
+		"TABLE work_queue ", "ON work_queue ", "TABLE outbox ",
+		"ON outbox ", "TABLE imap_folders ", "TABLE pw_positions ",
+		"TABLE pw_events_seen ",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bot) / sizeof(bot[0]); i++)
+		if (memmem(line, len, bot[i], strlen(bot[i])))
+			return 1;
+	return 0;
+}
+
+/* Schema 12 without the bot's tables, in its order. */
+static void scoring_schema_12(struct buf *out)
+{
+	struct buf all = BUF_INIT;
+	const char *p, *nl;
+
+	read_schema_12(&all);
+	for (p = all.ptr; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		assert_non_null(nl);
+		if (!bot_line(p, (size_t)(nl - p) + 1))
+			assert_int_equal(buf_add(out, p, (size_t)(nl - p) + 1),
+					 0);
+	}
+	buf_free(&all);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The schema's statements sorted, as one text: what, not where. */
+static void sorted_lines(struct buf *out, const struct buf *in)
+{
+	char *copy = strdup(in->ptr), *save = NULL, *line;
+	char *v[128];
+	size_t n = 0, i;
+
+	assert_non_null(copy);
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		assert_true(n < sizeof(v) / sizeof(v[0]));
+		v[n++] = line;
+	}
+	qsort(v, n, sizeof(v[0]), cmp_line);
+	for (i = 0; i < n; i++)
+		assert_int_equal(buf_addf(out, "%s\n", v[i]), 0);
+	free(copy);
+}
+
+/* A program that links only libpt_scoring.a gets the scoring tables. */
+static void test_scoring_owners_alone(void **state)
+{
+	struct buf want = BUF_INIT, got = BUF_INIT;
+	struct db *db;
+
+	(void)state;
+	scoring_schema_12(&want);
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
+	schema_text(&got, db->h);
+	assert_string_equal(got.ptr, want.ptr);
+	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
+	assert_versions(db, 0, 0);
+	assert_int_equal(scalar_int(db, "SELECT count(*) FROM sqlite_master"
+					" WHERE name = 'work_queue'"),
+			 0);
+	db_close(db);
+	buf_free(&want);
+	buf_free(&got);
+}
+
+/* ... and the bot, opening that file later, adds its own. */
+static void test_scoring_file_gains_bot_tables(void **state)
+{
+	struct buf want = BUF_INIT, got = BUF_INIT, text = BUF_INIT;
+	struct buf all = BUF_INIT;
+	struct db *db;
+
+	(void)state;
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
+	assert_int_equal(db_exec(db, "INSERT INTO repos (id, path) VALUES"
+				     " (1, '/r');"
+				     "INSERT INTO commits (repo_id, sha, seq,"
+				     " nparents) VALUES (1, 'abc', 1, 1);"),
+			 0);
+	db_close(db);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
+	read_schema_12(&all);
+	sorted_lines(&want, &all);
+	schema_text(&text, db->h);
+	sorted_lines(&got, &text);
+	assert_string_equal(got.ptr, want.ptr);
+	assert_versions(db, 0, 1);
+	assert_int_equal(scalar_int(db, "SELECT count(*) FROM commits"), 1);
+	assert_int_equal(scalar_int(db, "SELECT count(*) FROM work_queue"), 0);
+	db_close(db);
+	buf_free(&want);
+	buf_free(&got);
+	buf_free(&text);
+	buf_free(&all);
+}
+
+/*
+ * A schema 12 database without schema_versions: opened by the scoring
+ * owners, then by the bot's, nothing is made again or lost; it gains
+ * schema_versions, every owner at its latest.
+ */
+static void test_schema_12_gains_versions(void **state)
+{
+	struct buf want = BUF_INIT, got = BUF_INIT;
+	struct db *db;
+	sqlite3 *h;
+
+	(void)state;
+	read_schema_12(&want);
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, want.ptr, NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h,
+				      "PRAGMA user_version = 12;"
+				      "INSERT INTO outbox (kind, dedupe_key,"
+				      " target, payload, created, updated)"
+				      " VALUES ('reply', 'k', 't', 'p', 1, 1);",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(h);
+
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
+	schema_text(&got, db->h);
+	assert_string_equal(got.ptr, want.ptr);
+	assert_versions(db, 12, 0);
+	db_close(db);
+	buf_reset(&got);
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
+	schema_text(&got, db->h);
+	assert_string_equal(got.ptr, want.ptr);
+	assert_versions(db, 12, 1);
+	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
+	assert_int_equal(scalar_int(db, "SELECT count(*) FROM outbox"), 1);
+	db_close(db);
+	buf_free(&want);
+	buf_free(&got);
+}
+
+/* An owner's version above this build's steps is a newer patchtriage. */
+static void test_newer_owner_refused(void **state)
+{
+	struct db *db;
+
+	(void)state;
+	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
+	assert_int_equal(db_exec(db, "UPDATE schema_versions SET version = 40"
+				     " WHERE owner = 'scoring/lists'"),
+			 0);
+	db_close(db);
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), PT_EINVAL);
+	assert_null(db);
+	assert_non_null(strstr(pt_error_last(), "scoring/lists schema 40"));
+	assert_non_null(strstr(pt_error_last(), "newer than"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +454,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fresh_schema_is_schema_12,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_12_database_opens,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scoring_owners_alone,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_scoring_file_gains_bot_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_12_gains_versions,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_owner_refused,
 						setup, teardown),
 	};
 
