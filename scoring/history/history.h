@@ -9,7 +9,7 @@
  * bug-introducing labels) and histfeat.c (Kamei features, reviewer track
  * records).  It does not print; progress goes to a callback.
  *
- * Schema (migration 4 in db.c).  Dates are seconds since the epoch (UTC),
+ * Schema (schema.c, step 4).  Dates are seconds since the epoch (UTC),
  * time zones minutes east of UTC.  Text columns hold the bytes as found
  * in the repository (not necessarily UTF-8).
  *
@@ -79,7 +79,7 @@
  *              training negative/positive; 0 = too young to be a negative
  * features     Kamei et al. 2013 features from strictly earlier commits
  *   (lower seq); see histfeat.c for exact definitions.
- *   ns nd nf entropy la ld lt ndev age nuc exp rexp sexp; and (migration
+ *   ns nd nf entropy la ld lt ndev age nuc exp rexp sexp; and (step
  *   10) the past bugs known at the commit's date, i.e. of commits whose
  *   labels.discovered is before its commit_date: file_bugs and file_fixes
  *   (of NUC's commits, the known buggy ones and the fixes), author_bugs

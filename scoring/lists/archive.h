@@ -9,7 +9,7 @@
  * reverts, what reviewers asked for).  A message that cannot be parsed is
  * counted and recorded with its reason in archive_skips, never fatal.
  *
- * Tables (migration 6 in db.c):
+ * Tables (schema.c, step 6):
  * archive_sources  one row per epoch or mbox file imported.
  *   path         absolute path (the key); kind 'public-inbox' or 'mbox'
  *   last_commit  public-inbox: 40-hex id of the newest commit read; the

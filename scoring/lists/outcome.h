@@ -31,7 +31,7 @@
  *   how      'subject', 'sha' or 'revert' for the first counting ref
  *   commit_bug  labels.bug of the matched mined commit (NULL: none)
  * list_posts, list_fixrefs, list_notices, list_asks: what outcome_note()
- * kept (see db.c).
+ * kept (see schema.c).
  */
 #ifndef PT_OUTCOME_H
 #define PT_OUTCOME_H

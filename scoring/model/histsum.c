@@ -1,7 +1,7 @@
 /*
  * histsum.c - the as-of history summaries of histsum.h: it owns the
  * hist_files, hist_author_tops, hist_reviewers and hist_state tables
- * (migration 11), their rebuild from the mined tables and the lookups
+ * (schema.c, step 11), their rebuild from the mined tables and the lookups
  * that turn them into feature columns.  Each blob is an array of
  * fixed-size little-endian records sorted by commit date (then seq or
  * id), so "dated before D" is a prefix found by binary search:
