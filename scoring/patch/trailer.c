@@ -24,36 +24,71 @@ struct tline {
 	size_t len;         /* without the LF and a CR before it */
 };
 
-struct key_kind {
-	const char *key;
-	enum trailer_kind kind;
+/* Each kind: its canonical key, its JSON name and attributes. */
+static const struct kind_def {
+	const char *name;
+	const char *json;
+	unsigned flags;
+} kinds[TRAILER_NKINDS] = {
+	[TRAILER_OTHER] = { NULL, "other", 0 },
+	[TRAILER_SIGNED_OFF] = { TRAILER_KEY_SIGNED_OFF, "signed-off-by",
+				 TRAILER_F_PERSON },
+	[TRAILER_REVIEWED] = { TRAILER_KEY_REVIEWED, "reviewed-by",
+			       TRAILER_F_PERSON | TRAILER_F_REVIEW },
+	[TRAILER_ACKED] = { TRAILER_KEY_ACKED, "acked-by",
+			    TRAILER_F_PERSON | TRAILER_F_REVIEW },
+	[TRAILER_TESTED] = { TRAILER_KEY_TESTED, "tested-by",
+			     TRAILER_F_PERSON | TRAILER_F_REVIEW },
+	[TRAILER_REPORTED] = { TRAILER_KEY_REPORTED, "reported-by",
+			       TRAILER_F_PERSON },
+	[TRAILER_SUGGESTED] = { TRAILER_KEY_SUGGESTED, "suggested-by",
+				TRAILER_F_PERSON },
+	[TRAILER_FIXES] = { TRAILER_KEY_FIXES, "fixes", 0 },
+	[TRAILER_CC] = { TRAILER_KEY_CC, "cc", TRAILER_F_PERSON },
+	[TRAILER_LINK] = { TRAILER_KEY_LINK, "link", 0 },
+	[TRAILER_CLOSES] = { TRAILER_KEY_CLOSES, "closes", 0 },
+	[TRAILER_CO_DEVELOPED] = { TRAILER_KEY_CO_DEVELOPED,
+				   "co-developed-by", TRAILER_F_PERSON },
 };
 
-/* Recognised keys; the OTHER ones only count for finding the block. */
-static const struct key_kind known_keys[] = {
-	{ "Signed-off-by", TRAILER_SIGNED_OFF },
-	{ "Reviewed-by", TRAILER_REVIEWED },
-	{ "Acked-by", TRAILER_ACKED },
-	{ "Tested-by", TRAILER_TESTED },
-	{ "Reported-by", TRAILER_REPORTED },
-	{ "Reported-and-tested-by", TRAILER_REPORTED },
-	{ "Suggested-by", TRAILER_SUGGESTED },
-	{ "Fixes", TRAILER_FIXES },
-	{ "Cc", TRAILER_CC },
-	{ "Link", TRAILER_LINK },
-	{ "Closes", TRAILER_CLOSES },
-	{ "Co-developed-by", TRAILER_CO_DEVELOPED },
-	{ "Co-authored-by", TRAILER_OTHER },
-	{ "Requested-by", TRAILER_OTHER },
-	{ "Helped-by", TRAILER_OTHER },
-	{ "Debugged-by", TRAILER_OTHER },
-	{ "Analyzed-by", TRAILER_OTHER },
-	{ "Bisected-by", TRAILER_OTHER },
-	{ "Message-ID", TRAILER_OTHER },
-	{ "Change-Id", TRAILER_OTHER },
-	{ "BugLink", TRAILER_OTHER },
-	{ "Bug", TRAILER_OTHER },
-	{ NULL, TRAILER_OTHER },
+#define IN_BLOCK 1u /* recognised in git's trailer block */
+#define IN_REPLY 2u /* a review act in a list reply */
+
+/*
+ * Every key recognised, and where.  In the block the OTHER ones only
+ * count for finding it; in a reply the act is the kind's name, or the
+ * key when it has none.
+ */
+static const struct key_def {
+	const char *key;
+	enum trailer_kind kind;
+	unsigned where;
+} known_keys[] = {
+	{ TRAILER_KEY_SIGNED_OFF, TRAILER_SIGNED_OFF, IN_BLOCK },
+	{ TRAILER_KEY_REVIEWED, TRAILER_REVIEWED, IN_BLOCK | IN_REPLY },
+	{ TRAILER_KEY_ACKED, TRAILER_ACKED, IN_BLOCK | IN_REPLY },
+	{ TRAILER_KEY_TESTED, TRAILER_TESTED, IN_BLOCK | IN_REPLY },
+	{ TRAILER_KEY_REPORTED, TRAILER_REPORTED, IN_BLOCK | IN_REPLY },
+	{ "Reported-and-tested-by", TRAILER_REPORTED, IN_BLOCK },
+	{ TRAILER_KEY_SUGGESTED, TRAILER_SUGGESTED, IN_BLOCK | IN_REPLY },
+	{ TRAILER_KEY_FIXES, TRAILER_FIXES, IN_BLOCK },
+	{ TRAILER_KEY_CC, TRAILER_CC, IN_BLOCK },
+	{ TRAILER_KEY_LINK, TRAILER_LINK, IN_BLOCK },
+	{ TRAILER_KEY_CLOSES, TRAILER_CLOSES, IN_BLOCK },
+	{ TRAILER_KEY_CO_DEVELOPED, TRAILER_CO_DEVELOPED, IN_BLOCK },
+	{ "Co-authored-by", TRAILER_OTHER, IN_BLOCK },
+	{ "Requested-by", TRAILER_OTHER, IN_BLOCK },
+	{ "Helped-by", TRAILER_OTHER, IN_BLOCK },
+	{ "Debugged-by", TRAILER_OTHER, IN_BLOCK },
+	{ "Analyzed-by", TRAILER_OTHER, IN_BLOCK },
+	{ "Bisected-by", TRAILER_OTHER, IN_BLOCK },
+	{ "Message-ID", TRAILER_OTHER, IN_BLOCK },
+	{ "Change-Id", TRAILER_OTHER, IN_BLOCK },
+	{ "BugLink", TRAILER_OTHER, IN_BLOCK },
+	{ "Bug", TRAILER_OTHER, IN_BLOCK },
+	{ TRAILER_KEY_NACKED, TRAILER_OTHER, IN_REPLY },
+	{ "Reviewed-and-tested-by", TRAILER_REVIEWED, IN_REPLY },
+	{ NULL, TRAILER_OTHER, 0 },
 };
 
 static int is_blank_ch(int c)
@@ -125,13 +160,51 @@ static size_t key_len(const struct tline *l, long sep)
 	return n;
 }
 
-static const struct key_kind *lookup_key(const char *k, size_t n)
+/* The block's key k (n bytes), or NULL when it is not recognised. */
+static const struct key_def *lookup_key(const char *k, size_t n)
 {
-	const struct key_kind *kk;
+	const struct key_def *kk;
 
 	for (kk = known_keys; kk->key; kk++)
-		if (strlen(kk->key) == n && !strncasecmp(kk->key, k, n))
+		if ((kk->where & IN_BLOCK) && strlen(kk->key) == n &&
+		    !strncasecmp(kk->key, k, n))
 			return kk;
+	return NULL;
+}
+
+enum trailer_kind trailer_kind_of(const char *key)
+{
+	const struct key_def *kk = key ? lookup_key(key, strlen(key)) : NULL;
+
+	return kk ? kk->kind : TRAILER_OTHER;
+}
+
+const char *trailer_kind_name(enum trailer_kind k)
+{
+	return (unsigned)k < TRAILER_NKINDS ? kinds[k].name : NULL;
+}
+
+const char *trailer_kind_json(enum trailer_kind k)
+{
+	return (unsigned)k < TRAILER_NKINDS ? kinds[k].json : "other";
+}
+
+unsigned trailer_kind_flags(enum trailer_kind k)
+{
+	return (unsigned)k < TRAILER_NKINDS ? kinds[k].flags : 0;
+}
+
+const char *trailer_reply_act(size_t i, const char **key)
+{
+	const struct key_def *kk;
+
+	for (kk = known_keys; kk->key; kk++) {
+		if (!(kk->where & IN_REPLY) || i--)
+			continue;
+		*key = kk->key;
+		return kk->kind ? kinds[kk->kind].name : kk->key;
+	}
+	*key = NULL;
 	return NULL;
 }
 
@@ -196,18 +269,12 @@ static size_t find_block(const char *msg, size_t content_end)
 	return content_end;
 }
 
-static enum trailer_kind kind_of(const char *key, size_t n)
-{
-	const struct key_kind *kk = lookup_key(key, n);
-
-	return kk ? kk->kind : TRAILER_OTHER;
-}
-
+/* A person's kind, or any "*-by" key (Helped-by, Nacked-by, ...). */
 static int is_person_key(const struct trailer *t)
 {
 	size_t n = strlen(t->key);
 
-	return t->kind == TRAILER_CC ||
+	return (trailer_kind_flags(t->kind) & TRAILER_F_PERSON) ||
 	       (n > 3 && !strcasecmp(t->key + n - 3, "-by"));
 }
 
@@ -369,7 +436,7 @@ static int finish(struct trailer *t)
 {
 	int rc = 0;
 
-	t->kind = kind_of(t->key, strlen(t->key));
+	t->kind = trailer_kind_of(t->key);
 	if (is_person_key(t))
 		rc = split_person(t);
 	else if (t->kind == TRAILER_FIXES)

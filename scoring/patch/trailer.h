@@ -7,6 +7,10 @@
 
 #include <stddef.h>
 
+/*
+ * The kinds of trailer the scorer tells apart.  The values are stored in
+ * the history database (trailers.kind): append, never renumber.
+ */
 enum trailer_kind {
 	TRAILER_OTHER = 0,
 	TRAILER_SIGNED_OFF,
@@ -20,7 +24,50 @@ enum trailer_kind {
 	TRAILER_LINK,
 	TRAILER_CLOSES,
 	TRAILER_CO_DEVELOPED,
+	TRAILER_NKINDS
 };
+
+/*
+ * The canonical spellings, for static tables and SQL text; at run time
+ * trailer_kind_name() gives the same strings.  Nacked-by has no kind of
+ * its own: it is a review act of the lists, not of git's trailer block.
+ */
+#define TRAILER_KEY_SIGNED_OFF "Signed-off-by"
+#define TRAILER_KEY_REVIEWED "Reviewed-by"
+#define TRAILER_KEY_ACKED "Acked-by"
+#define TRAILER_KEY_TESTED "Tested-by"
+#define TRAILER_KEY_REPORTED "Reported-by"
+#define TRAILER_KEY_SUGGESTED "Suggested-by"
+#define TRAILER_KEY_FIXES "Fixes"
+#define TRAILER_KEY_CC "Cc"
+#define TRAILER_KEY_LINK "Link"
+#define TRAILER_KEY_CLOSES "Closes"
+#define TRAILER_KEY_CO_DEVELOPED "Co-developed-by"
+#define TRAILER_KEY_NACKED "Nacked-by"
+
+/* Attributes of a kind, trailer_kind_flags(). */
+#define TRAILER_F_PERSON 1u /* the value names a person, "Name <email>" */
+#define TRAILER_F_REVIEW 2u /* a review: Reviewed-by, Acked-by, Tested-by */
+
+/*
+ * The kind trailers_parse() gives a trailer with this key, compared
+ * case-insensitively ("Reported-and-tested-by" is TRAILER_REPORTED);
+ * TRAILER_OTHER for any other key, and for NULL.
+ */
+enum trailer_kind trailer_kind_of(const char *key);
+/* "Reviewed-by"; NULL for TRAILER_OTHER and values out of range. */
+const char *trailer_kind_name(enum trailer_kind k);
+/* "reviewed-by", as in patch JSON and show; "other" for TRAILER_OTHER. */
+const char *trailer_kind_json(enum trailer_kind k);
+unsigned trailer_kind_flags(enum trailer_kind k);
+
+/*
+ * The review acts recognised in list replies ("Reviewed-by: ..." lines),
+ * for i = 0, 1, ... until NULL: returns the act as stored and counted
+ * ("Reviewed-and-tested-by" is a "Reviewed-by"), *key the spelling to
+ * match case-insensitively before the ':'.
+ */
+const char *trailer_reply_act(size_t i, const char **key);
 
 struct trailer {
 	enum trailer_kind kind;

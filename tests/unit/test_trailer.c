@@ -1,7 +1,7 @@
 /*
  * test_trailer.c - trailers_parse: which paragraph is a trailer block
  * (git's rules), continuation lines, key forms, person/Fixes/stable
- * splitting and body_len.
+ * splitting and body_len; the trailer vocabulary.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "scoring/patch/patch.h"
 
@@ -338,6 +339,52 @@ static void test_too_many(void **state)
 	trailers_free(NULL, 0);
 }
 
+/* The vocabulary: lookup, names, attributes and the list's review acts. */
+static void test_vocabulary(void **state)
+{
+	const char *key, *act;
+	size_t i, k;
+
+	(void)state;
+	assert_int_equal(trailer_kind_of("Reviewed-by"), TRAILER_REVIEWED);
+	assert_int_equal(trailer_kind_of("reviewed-BY"), TRAILER_REVIEWED);
+	assert_int_equal(trailer_kind_of("CC"), TRAILER_CC);
+	assert_int_equal(trailer_kind_of("Reported-and-tested-by"),
+			 TRAILER_REPORTED);
+	assert_int_equal(trailer_kind_of("Reviewed-by:"), TRAILER_OTHER);
+	assert_int_equal(trailer_kind_of("Helped-by"), TRAILER_OTHER);
+	assert_int_equal(trailer_kind_of("Nacked-by"), TRAILER_OTHER);
+	assert_int_equal(trailer_kind_of("X-Unknown"), TRAILER_OTHER);
+	assert_int_equal(trailer_kind_of(""), TRAILER_OTHER);
+	assert_int_equal(trailer_kind_of(NULL), TRAILER_OTHER);
+	assert_null(trailer_kind_name(TRAILER_OTHER));
+	assert_string_equal(trailer_kind_json(TRAILER_OTHER), "other");
+	assert_string_equal(trailer_kind_json(TRAILER_NKINDS), "other");
+	for (k = 1; k < TRAILER_NKINDS; k++) {
+		const char *name = trailer_kind_name((enum trailer_kind)k);
+
+		assert_non_null(name);
+		assert_int_equal(trailer_kind_of(name), k);
+		assert_non_null(trailer_kind_json((enum trailer_kind)k));
+		assert_int_equal(strcasecmp(trailer_kind_json(
+				 (enum trailer_kind)k), name), 0);
+	}
+	assert_string_equal(trailer_kind_name(TRAILER_CO_DEVELOPED),
+			    TRAILER_KEY_CO_DEVELOPED);
+	assert_true(trailer_kind_flags(TRAILER_ACKED) & TRAILER_F_REVIEW);
+	assert_false(trailer_kind_flags(TRAILER_REPORTED) & TRAILER_F_REVIEW);
+	assert_true(trailer_kind_flags(TRAILER_CC) & TRAILER_F_PERSON);
+	assert_false(trailer_kind_flags(TRAILER_FIXES) & TRAILER_F_PERSON);
+	for (i = 0; (act = trailer_reply_act(i, &key)); i++)
+		assert_non_null(key);
+	assert_int_equal(i, 7);
+	assert_null(key);
+	assert_string_equal(trailer_reply_act(0, &key), "Reviewed-by");
+	assert_string_equal(trailer_reply_act(6, &key), "Reviewed-by");
+	assert_string_equal(key, "Reviewed-and-tested-by");
+	assert_string_equal(trailer_reply_act(5, &key), "Nacked-by");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_persons),
 		cmocka_unit_test(test_crlf_and_length),
 		cmocka_unit_test(test_too_many),
+		cmocka_unit_test(test_vocabulary),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
