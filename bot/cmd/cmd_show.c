@@ -14,6 +14,7 @@
 
 #include "scoring/patch/mbox.h"
 #include "scoring/patch/patch.h"
+#include "scoring/patch/trailer.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
@@ -26,21 +27,6 @@ struct show {
 	int json;
 	int failed;
 	int nmsg;
-};
-
-static const char *const kind_label[] = {
-	[TRAILER_OTHER] = "other",
-	[TRAILER_SIGNED_OFF] = "signed-off-by",
-	[TRAILER_REVIEWED] = "reviewed-by",
-	[TRAILER_ACKED] = "acked-by",
-	[TRAILER_TESTED] = "tested-by",
-	[TRAILER_REPORTED] = "reported-by",
-	[TRAILER_SUGGESTED] = "suggested-by",
-	[TRAILER_FIXES] = "fixes",
-	[TRAILER_CC] = "cc",
-	[TRAILER_LINK] = "link",
-	[TRAILER_CLOSES] = "closes",
-	[TRAILER_CO_DEVELOPED] = "co-developed-by",
 };
 
 static void print_date(int64_t t, int tz)
@@ -91,10 +77,11 @@ static void print_trailers(const struct patch *p)
 	printf("  %-9s ", "trailers");
 	if (!p->ntrailers)
 		printf("none");
-	for (k = 0; k <= TRAILER_CO_DEVELOPED; k++) {
+	for (k = 0; k < TRAILER_NKINDS; k++) {
 		n = patch_count_trailers(p, (enum trailer_kind)k);
 		if (n) {
-			printf("%s%zu %s", sep, n, kind_label[k]);
+			printf("%s%zu %s", sep, n,
+			       trailer_kind_json((enum trailer_kind)k));
 			sep = ", ";
 		}
 	}

@@ -147,21 +147,6 @@ int patch_is_tagged_fix(const struct patch *p)
 
 /* ---- JSON ---------------------------------------------------------- */
 
-static const char *const kind_names[] = {
-	[TRAILER_OTHER] = "other",
-	[TRAILER_SIGNED_OFF] = "signed-off-by",
-	[TRAILER_REVIEWED] = "reviewed-by",
-	[TRAILER_ACKED] = "acked-by",
-	[TRAILER_TESTED] = "tested-by",
-	[TRAILER_REPORTED] = "reported-by",
-	[TRAILER_SUGGESTED] = "suggested-by",
-	[TRAILER_FIXES] = "fixes",
-	[TRAILER_CC] = "cc",
-	[TRAILER_LINK] = "link",
-	[TRAILER_CLOSES] = "closes",
-	[TRAILER_CO_DEVELOPED] = "co-developed-by",
-};
-
 static const char *const status_names[] = {
 	[PATCH_FILE_MODIFIED] = "modified",
 	[PATCH_FILE_ADDED] = "added",
@@ -290,13 +275,11 @@ static json_t *trailer_json(const struct trailer *t)
 {
 	json_t *o = json_object();
 	int ok = o != NULL;
-	unsigned k = (unsigned)t->kind;
 
 	if (!ok)
 		return NULL;
 	put(o, "key", jstr(t->key), &ok);
-	put(o, "kind", json_string(k <= TRAILER_CO_DEVELOPED ? kind_names[k]
-							      : "other"), &ok);
+	put(o, "kind", json_string(trailer_kind_json(t->kind)), &ok);
 	put(o, "value", jstr(t->value), &ok);
 	put(o, "name", jstr(t->name), &ok);
 	put(o, "email", jstr(t->email), &ok);
