@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "scoring/lists/thread_int.h"
+#include "scoring/patch/trailer.h"
 
 /* ---- reading back -------------------------------------------------- */
 
@@ -100,13 +101,13 @@ static int feat_reviews(struct thread *t, int64_t pid, int64_t sid,
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		unsigned n = (unsigned)sqlite3_column_int(st, 1);
 
-		if (!strcmp(k, "Reviewed-by"))
+		if (!strcmp(k, TRAILER_KEY_REVIEWED))
 			o->reviewed_by = n;
-		else if (!strcmp(k, "Acked-by"))
+		else if (!strcmp(k, TRAILER_KEY_ACKED))
 			o->acked_by = n;
-		else if (!strcmp(k, "Tested-by"))
+		else if (!strcmp(k, TRAILER_KEY_TESTED))
 			o->tested_by = n;
-		else if (!strcmp(k, "Nacked-by"))
+		else if (!strcmp(k, TRAILER_KEY_NACKED))
 			o->nacked_by = n;
 	}
 	thread_stmt_end(st);

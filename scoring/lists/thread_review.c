@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "scoring/lists/thread_int.h"
+#include "scoring/patch/trailer.h"
 
 /* ---- replies ------------------------------------------------------- */
 
@@ -58,19 +59,6 @@ static int resolve_refs(struct thread *t, char **refs, size_t nrefs,
 	return rc;
 }
 
-static const struct {
-	const char *key;
-	const char *kind;
-} review_keys[] = {
-	{ "reviewed-by:", "Reviewed-by" },
-	{ "acked-by:", "Acked-by" },
-	{ "tested-by:", "Tested-by" },
-	{ "nacked-by:", "Nacked-by" },
-	{ "reported-by:", "Reported-by" },
-	{ "suggested-by:", "Suggested-by" },
-	{ "reviewed-and-tested-by:", "Reviewed-by" },
-};
-
 static void split_person(const char *v, size_t n, struct buf *name,
 			 struct buf *email)
 {
@@ -115,7 +103,7 @@ static int store_review(struct thread *t, const struct patch *p,
 static int store_reviews(struct thread *t, const struct patch *p,
 			 const char *text, const struct target *tg)
 {
-	const char *s = text, *e;
+	const char *s = text, *e, *act, *key;
 	size_t i, k, n;
 	int rc = 0;
 
@@ -125,17 +113,16 @@ static int store_reviews(struct thread *t, const struct patch *p,
 			e = s + strlen(s);
 		for (i = 0; s + i < e && (s[i] == ' ' || s[i] == '\t'); i++)
 			;
-		for (k = 0; k < sizeof(review_keys) / sizeof(*review_keys);
-		     k++) {
-			n = strlen(review_keys[k].key);
-			if ((size_t)(e - s) - i <= n ||
-			    strncasecmp(s + i, review_keys[k].key, n))
+		for (k = 0; (act = trailer_reply_act(k, &key)); k++) {
+			n = strlen(key);
+			if ((size_t)(e - s) - i <= n + 1 ||
+			    strncasecmp(s + i, key, n) || s[i + n] != ':')
 				continue;
-			i += n;
+			i += n + 1;
 			while (s + i < e && s[i] == ' ')
 				i++;
-			rc = store_review(t, p, tg, review_keys[k].kind,
-					  s + i, (size_t)(e - s) - i);
+			rc = store_review(t, p, tg, act, s + i,
+					  (size_t)(e - s) - i);
 			break;
 		}
 	}
