@@ -16,6 +16,7 @@
 
 #include "scoring/model/metrics.h"
 #include "scoring/model/model.h"
+#include "scoring/patch/trailer.h"
 
 #define DAY 86400
 #define TOPK_DAY 20
@@ -786,9 +787,9 @@ int eval_run(struct buf *md, struct dataset *ds, const struct eval_opts *o,
 				   " | without: bugs / commits | odds ratio | "
 				   "95% CI (Woolf) |\n|---|---:|---:|---:|---|"
 				   "\n");
-			odds_row(md, "Reviewed-by or Acked-by", ds,
-				 ds->has_reviewed);
-			odds_row(md, "Tested-by", ds, ds->has_tested);
+			odds_row(md, TRAILER_KEY_REVIEWED " or "
+				 TRAILER_KEY_ACKED, ds, ds->has_reviewed);
+			odds_row(md, TRAILER_KEY_TESTED, ds, ds->has_tested);
 		}
 	}
 	if (!rc)

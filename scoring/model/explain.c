@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scoring/patch/trailer.h"
+
 #define TEXT_TOKENS 12   /* text tokens listed at most */
 
 void explain_free(struct explain_reason *r, size_t n)
@@ -65,8 +67,8 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 		return 0;
 	case FEAT_MAINT_REVIEW:
 		return buf_addf(b, x > 0 ? "reviewed by a maintainer of %s"
-				       : "no Reviewed-by from a maintainer "
-					 "of %s", dir_or(v));
+				       : "no " TRAILER_KEY_REVIEWED " from a "
+					 "maintainer of %s", dir_or(v));
 	case FEAT_N_REVIEWED:
 	case FEAT_N_ACKED:
 	case FEAT_N_TESTED:

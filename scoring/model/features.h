@@ -24,6 +24,7 @@
 #include "scoring/store/db.h"
 #include "scoring/model/model.h"
 #include "scoring/patch/patch.h"
+#include "scoring/patch/trailer.h"
 #include "scoring/util/pt.h"
 
 enum feat_group {
@@ -100,13 +101,18 @@ enum feat_group {
 	  "only build files change")                                         \
 	X(SMALL_FIX, "code.one_line", FEAT_G_CODE,                           \
 	  "changes at most two lines of code")                               \
-	X(N_REVIEWED, "review.reviewed_by", FEAT_G_REVIEW, "Reviewed-by")    \
-	X(N_ACKED, "review.acked_by", FEAT_G_REVIEW, "Acked-by")             \
-	X(N_REPORTED, "review.reported_by", FEAT_G_REVIEW, "Reported-by")    \
-	X(N_SUGGESTED, "review.suggested_by", FEAT_G_REVIEW, "Suggested-by") \
-	X(N_SIGNOFF, "review.signed_off_by", FEAT_G_REVIEW, "Signed-off-by") \
+	X(N_REVIEWED, "review.reviewed_by", FEAT_G_REVIEW,                   \
+	  TRAILER_KEY_REVIEWED)                                              \
+	X(N_ACKED, "review.acked_by", FEAT_G_REVIEW, TRAILER_KEY_ACKED)      \
+	X(N_REPORTED, "review.reported_by", FEAT_G_REVIEW,                   \
+	  TRAILER_KEY_REPORTED)                                              \
+	X(N_SUGGESTED, "review.suggested_by", FEAT_G_REVIEW,                 \
+	  TRAILER_KEY_SUGGESTED)                                             \
+	X(N_SIGNOFF, "review.signed_off_by", FEAT_G_REVIEW,                  \
+	  TRAILER_KEY_SIGNED_OFF)                                            \
 	X(MAINT_REVIEW, "review.maintainer_reviewed", FEAT_G_REVIEW,         \
-	  "Reviewed-by/Acked-by from a maintainer of the touched files")     \
+	  TRAILER_KEY_REVIEWED "/" TRAILER_KEY_ACKED                         \
+	  " from a maintainer of the touched files")                         \
 	X(REV_BUGRATE, "review.reviewer_bug_rate", FEAT_G_REVIEW,            \
 	  "reviewers' past bug rate (smoothed)")                             \
 	X(REV_PRIOR, "review.reviewer_prior", FEAT_G_REVIEW,                 \
@@ -115,7 +121,7 @@ enum feat_group {
 	  "a reviewer is a frequent reviewer (50+ earlier)")                 \
 	X(AUTHOR_IS_COMMITTER, "review.self_committed", FEAT_G_REVIEW,       \
 	  "author committed it themselves")                                  \
-	X(N_TESTED, "test.tested_by", FEAT_G_TESTING, "Tested-by")           \
+	X(N_TESTED, "test.tested_by", FEAT_G_TESTING, TRAILER_KEY_TESTED)    \
 	X(TESTED_CLAIM, "test.tested_claim", FEAT_G_TESTING,                 \
 	  "changelog says how it was tested")                                \
 	X(BOT_REPORT, "test.bot_report", FEAT_G_TESTING,                     \

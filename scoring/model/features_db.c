@@ -15,6 +15,7 @@
 #include "scoring/model/bughist.h"
 #include "scoring/model/features_int.h"
 #include "scoring/model/histsum.h"
+#include "scoring/patch/trailer.h"
 
 #define REV_PRIOR_RATE 0.1     /* smoothing: prior bug rate of a reviewer */
 #define REV_PRIOR_WEIGHT 5.0   /* ... worth this many reviewed commits */
@@ -39,7 +40,7 @@ static const char *const queries[NQ] = {
 		       "JOIN people p ON p.id = t.person_id "
 		       "JOIN commits c ON c.id = t.commit_id "
 		       "LEFT JOIN labels l ON l.commit_id = c.id "
-		       "WHERE p.email = ?2 AND t.kind IN (2, 3, 4) AND "
+		       "WHERE p.email = ?2 AND t.kind IN (?4, ?5, ?6) AND "
 		       "c.commit_date < ?3 AND c.repo_id = ?1",
 	/* a path's earlier changes, newest first */
 	[Q_FILE] = "SELECT c.id, c.author_id, c.commit_date, f.status, "
@@ -387,6 +388,9 @@ static int reviewer_asof(struct feat_ctx *c, const char *email, int64_t date,
 	sqlite3_bind_int64(st, 1, c->repo_id);
 	sqlite3_bind_text(st, 2, email, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, date);
+	sqlite3_bind_int(st, 4, TRAILER_REVIEWED);
+	sqlite3_bind_int(st, 5, TRAILER_ACKED);
+	sqlite3_bind_int(st, 6, TRAILER_TESTED);
 	if (sqlite3_step(st) != SQLITE_ROW)
 		return 0;
 	*prior = sqlite3_column_double(st, 0);
@@ -404,8 +408,7 @@ void feat_reviews_unmined(struct feat_ctx *c, const struct patch *p,
 	for (i = 0; i < p->ntrailers; i++) {
 		const struct trailer *tr = &p->trailers[i];
 
-		if ((tr->kind != TRAILER_REVIEWED &&
-		     tr->kind != TRAILER_ACKED && tr->kind != TRAILER_TESTED) ||
+		if (!(trailer_kind_flags(tr->kind) & TRAILER_F_REVIEW) ||
 		    !tr->email)
 			continue;
 		if (reviewer_asof(c, tr->email, date, &prior, &bugs))

@@ -32,6 +32,7 @@
 
 #include "scoring/model/bughist.h"
 #include "scoring/model/features.h"
+#include "scoring/patch/trailer.h"
 #include "scoring/util/strmap.h"
 
 #define MAX_FILE_ROWS 20000u   /* as features.c: newest changes per file */
@@ -340,19 +341,25 @@ out:
 	return rc;
 }
 
+/* The review kinds (trailers.kind), as features_db.c's. */
 static int build_reviewers(struct db *db, int64_t repo_id)
 {
-	/* the kinds are Reviewed-by, Acked-by, Tested-by, as features.c's */
-	return build_dated(db, repo_id,
-			   "SELECT t.person_id, c.commit_date, l.bug, "
-			   "l.discovered FROM trailers t JOIN commits c ON "
-			   "c.id = t.commit_id LEFT JOIN labels l ON "
-			   "l.commit_id = c.id WHERE c.repo_id = ? AND "
-			   "t.kind IN (2, 3, 4) AND t.person_id IS NOT NULL "
-			   "AND c.commit_date IS NOT NULL "
-			   "ORDER BY t.person_id, c.commit_date",
-			   "INSERT INTO hist_reviewers (repo_id, person_id, "
-			   "n, rows) VALUES (?, ?, ?, ?)");
+	struct buf sel = BUF_INIT;
+	int rc = buf_addf(&sel, "SELECT t.person_id, c.commit_date, l.bug, "
+			  "l.discovered FROM trailers t JOIN commits c ON "
+			  "c.id = t.commit_id LEFT JOIN labels l ON "
+			  "l.commit_id = c.id WHERE c.repo_id = ? AND "
+			  "t.kind IN (%d, %d, %d) AND t.person_id IS NOT "
+			  "NULL AND c.commit_date IS NOT NULL ORDER BY "
+			  "t.person_id, c.commit_date", TRAILER_REVIEWED,
+			  TRAILER_ACKED, TRAILER_TESTED);
+
+	if (!rc)
+		rc = build_dated(db, repo_id, sel.ptr,
+				 "INSERT INTO hist_reviewers (repo_id, "
+				 "person_id, n, rows) VALUES (?, ?, ?, ?)");
+	buf_free(&sel);
+	return rc;
 }
 
 static int build_authors(struct db *db, int64_t repo_id)

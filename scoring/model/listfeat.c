@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "scoring/model/features.h"
+#include "scoring/patch/trailer.h"
 
 #define LISTFEAT_MAX_CHAIN 100
 #define LISTFEAT_MAX_REVIEWERS 64
@@ -31,6 +32,10 @@ const char *listfeat_name(enum listfeat_id id)
 
 /* Replies on the patch itself or on its series' cover letter. */
 #define ON_PATCH "(r.patch_id = ?1 OR (r.series_id = ?2 AND r.patch_id = 0))"
+/* The list's acts that count as reviews (mail_reviews.kind). */
+#define REVIEW_ACTS                                                    \
+	"('" TRAILER_KEY_REVIEWED "', '" TRAILER_KEY_ACKED "', '"       \
+	TRAILER_KEY_TESTED "')"
 
 struct post {
 	int64_t id, series, date;
@@ -135,13 +140,13 @@ static int reviews(struct listfeat *o, struct db *db, const struct post *p)
 		n = sqlite3_column_double(st, 1);
 		if (!k)
 			continue;
-		if (!strcmp(k, "Reviewed-by"))
+		if (!strcmp(k, TRAILER_KEY_REVIEWED))
 			o->v[LISTFEAT_REVIEWED] = n;
-		else if (!strcmp(k, "Acked-by"))
+		else if (!strcmp(k, TRAILER_KEY_ACKED))
 			o->v[LISTFEAT_ACKED] = n;
-		else if (!strcmp(k, "Tested-by"))
+		else if (!strcmp(k, TRAILER_KEY_TESTED))
 			o->v[LISTFEAT_TESTED] = n;
-		else if (!strcmp(k, "Nacked-by"))
+		else if (!strcmp(k, TRAILER_KEY_NACKED))
 			o->v[LISTFEAT_NACKED] = n;
 	}
 	sqlite3_finalize(st);
@@ -295,14 +300,13 @@ static int reviewers(struct listfeat *o, struct db *db,
 			"r.patch_id OR (r.patch_id = 0 AND q.series_id = "
 			"r.series_id))) THEN 1 END) FROM mail_reviews r WHERE "
 			"r.email = ?1 AND r.date < ?2 AND r.kind IN "
-			"('Reviewed-by', 'Acked-by', 'Tested-by') AND "
-			"coalesce(r.series_id, 0) != ?3");
+			REVIEW_ACTS " AND coalesce(r.series_id, 0) != ?3");
 	if (rc)
 		return rc;
 	rc = query(&st, db,
 		   "SELECT DISTINCT r.email FROM mail_reviews r WHERE " ON_PATCH
-		   " AND r.date <= ?3 AND r.kind IN ('Reviewed-by', "
-		   "'Acked-by', 'Tested-by') AND r.email != ?4", p, o->as_of);
+		   " AND r.date <= ?3 AND r.kind IN " REVIEW_ACTS
+		   " AND r.email != ?4", p, o->as_of);
 	for (; rc == SQLITE_ROW && n < (int)LISTFEAT_MAX_REVIEWERS;
 	     rc = sqlite3_step(st), n++) {
 		if (track(&rate, &prior, tr,

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "scoring/store/db.h"
+#include "scoring/patch/trailer.h"
 #include "scoring/util/pt.h"
 
 struct feat_thread;
@@ -39,6 +40,8 @@ enum listfeat_moment {
 #define LISTFEAT_PRIOR_RATE 0.05
 #define LISTFEAT_PRIOR_WEIGHT 5.0
 
+#define LISTFEAT_ON_LIST " given on the list"
+
 /* X(id, name, description) */
 #define LISTFEAT_TABLE(X)                                                    \
 	X(REPLIES, "list.replies", "replies in the thread")                  \
@@ -47,10 +50,14 @@ enum listfeat_moment {
 	X(TESTED_CLAIMS, "list.tested_claims", "\"tested on\" claims")       \
 	X(SENTIMENT, "list.sentiment", "mean sentiment of replies")          \
 	X(NEGATIVE, "list.negative_replies", "replies with negative words")  \
-	X(REVIEWED, "list.reviewed_by", "Reviewed-by given on the list")     \
-	X(ACKED, "list.acked_by", "Acked-by given on the list")              \
-	X(TESTED, "list.tested_by", "Tested-by given on the list")           \
-	X(NACKED, "list.nacked_by", "Nacked-by given on the list")           \
+	X(REVIEWED, "list.reviewed_by", TRAILER_KEY_REVIEWED                 \
+	  LISTFEAT_ON_LIST)                                                  \
+	X(ACKED, "list.acked_by", TRAILER_KEY_ACKED                          \
+	  LISTFEAT_ON_LIST)                                                  \
+	X(TESTED, "list.tested_by", TRAILER_KEY_TESTED                       \
+	  LISTFEAT_ON_LIST)                                                  \
+	X(NACKED, "list.nacked_by", TRAILER_KEY_NACKED                       \
+	  LISTFEAT_ON_LIST)                                                  \
 	X(CARRIED, "list.carried_tags", "review tags carried in the patch")  \
 	X(BOT_REPORTS, "list.bot_reports", "test-bot reports")               \
 	X(BOT_FAILURES, "list.bot_failures", "failing test-bot reports")     \
