@@ -19,6 +19,7 @@
 #include "scoring/lists/lookup.h"
 #include "scoring/lists/thread.h"
 #include "scoring/model/triage.h"
+#include "scoring/patch/trailer.h"
 #include "bot/sys/daemon.h"
 #include "bot/sys/log.h"
 #include "bot/patchwork/patchwork.h"
@@ -59,11 +60,13 @@ static void review_text(char *out, size_t n, const struct thread_features *tf,
 	unsigned tb = patch_count_trailers(p, TRAILER_TESTED);
 
 	if (!tf) {
-		snprintf(out, n, "%u Reviewed-by, %u Tested-by", rb, tb);
+		snprintf(out, n, "%u " TRAILER_KEY_REVIEWED ", %u "
+			 TRAILER_KEY_TESTED, rb, tb);
 		return;
 	}
-	snprintf(out, n, "%u replies from %u reviewers, %u Reviewed-by, "
-		 "%u Tested-by", tf->replies, tf->reviewers, rb, tb);
+	snprintf(out, n, "%u replies from %u reviewers, %u "
+		 TRAILER_KEY_REVIEWED ", %u " TRAILER_KEY_TESTED, tf->replies,
+		 tf->reviewers, rb, tb);
 }
 
 /* What the list said of the patch, when the mail thread knows it. */
@@ -84,16 +87,17 @@ static int thread_of(struct run *r, const struct patch *p, int64_t *tpid,
 	return thread_patch_features(r->th, *tpid, tf);
 }
 
+/*
+ * The kind a list's act takes among the patch's trailers: the reviews
+ * and Reported-by; any other act (Suggested-by, Nacked-by) stays OTHER.
+ */
 static enum trailer_kind review_kind(const char *k)
 {
-	if (!strcasecmp(k, "Reviewed-by"))
-		return TRAILER_REVIEWED;
-	if (!strcasecmp(k, "Acked-by"))
-		return TRAILER_ACKED;
-	if (!strcasecmp(k, "Tested-by"))
-		return TRAILER_TESTED;
-	if (!strcasecmp(k, "Reported-by"))
-		return TRAILER_REPORTED;
+	enum trailer_kind kind = trailer_kind_of(k);
+
+	if ((trailer_kind_flags(kind) & TRAILER_F_REVIEW) ||
+	    kind == TRAILER_REPORTED)
+		return kind;
 	return TRAILER_OTHER;
 }
 
