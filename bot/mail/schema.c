@@ -1,6 +1,7 @@
 /*
  * schema.c - the table bot/mail owns: imap_folders, each folder's
- * UIDVALIDITY and last UID seen (imap.c; bot/loop/status.c reads it).
+ * UIDVALIDITY and last UID seen (imap_sync.c; bot/loop/status.c reads
+ * it).
  */
 #include "bot/mail/schema.h"
 
