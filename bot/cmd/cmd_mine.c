@@ -123,7 +123,9 @@ static void print_result(const struct mine_result *r, const char *repo)
 {
 	printf("mined %zu new commits from '%s' (%zu in the database)\n",
 	       r->walked, repo, r->commits);
-	printf("tags:        %zu release tags\n", r->tags);
+	printf("tags:        %zu release tags, %zu of the mainline (the "
+	       "others, of stable branches, place no commit)\n", r->tags,
+	       r->mainline_tags);
 	printf("fixes:       %zu commits with Fixes: (%.1f%%), %zu labelled "
 	       "fix\n", r->with_fixes,
 	       r->commits ? 100.0 * (double)r->with_fixes / (double)r->commits

@@ -25,6 +25,8 @@ struct rtag {
 	git_oid commit;
 	int64_t date;
 	int last_rc;        /* highest rc of its release (0: none) */
+	int mainline;       /* a release of the mainline, not of a stable
+			     * branch (see cycle.h) */
 };
 
 void cycle_tag_clear(struct cycle_tag *t)
@@ -223,7 +225,7 @@ static int list_tags(struct rtag **out, size_t *n, git_repository *repo,
 	return 0;
 }
 
-/* Each release's highest rc, stored on all its tags. */
+/* Each mainline release's highest rc, stored on all its tags. */
 static int last_rcs(struct rtag *tags, size_t n)
 {
 	struct strmap m = STRMAP_INIT;
@@ -232,15 +234,18 @@ static int last_rcs(struct rtag *tags, size_t n)
 	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
+		if (!tags[i].mainline)
+			continue;
 		rc = strmap_put(&e, NULL, &m, tags[i].t.release,
 				strlen(tags[i].t.release));
 		if (!rc && tags[i].t.rc > e->v.i)
 			e->v.i = tags[i].t.rc;
 	}
-	for (i = 0; i < n && !rc; i++)
-		tags[i].last_rc = (int)strmap_get(&m, tags[i].t.release,
-						  strlen(tags[i].t.release))
-					  ->v.i;
+	for (i = 0; i < n && !rc; i++) {
+		e = strmap_get(&m, tags[i].t.release,
+			       strlen(tags[i].t.release));
+		tags[i].last_rc = e ? (int)e->v.i : 0;
+	}
 	strmap_free(&m);
 	return rc;
 }
@@ -254,6 +259,8 @@ static int mark(struct strmap *seen, git_repository *repo,
 	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
+		if (!tags[i].mainline)
+			continue;
 		if (!cap) {
 			cap = 1024;
 			stack = pt_reallocarray(NULL, cap, sizeof(*stack));
@@ -315,8 +322,8 @@ static int write_tags(struct db *db, int64_t repo_id, const struct rtag *tags,
 	sqlite3_finalize(st);
 	if (!rc)
 		rc = db_prepare(&st, db, "INSERT INTO tags (repo_id, name, "
-				"sha, date, release, rc, ord) VALUES (?, ?, ?, "
-				"?, ?, ?, ?)");
+				"sha, date, release, rc, ord, mainline) VALUES "
+				"(?, ?, ?, ?, ?, ?, ?, ?)");
 	for (i = 0; !rc && i < n; i++) {
 		sqlite3_bind_int64(st, 1, repo_id);
 		sqlite3_bind_text(st, 2, tags[i].t.name, -1, SQLITE_STATIC);
@@ -326,6 +333,7 @@ static int write_tags(struct db *db, int64_t repo_id, const struct rtag *tags,
 		sqlite3_bind_text(st, 5, tags[i].t.release, -1, SQLITE_STATIC);
 		sqlite3_bind_int(st, 6, tags[i].t.rc);
 		sqlite3_bind_int64(st, 7, (int64_t)i);
+		sqlite3_bind_int(st, 8, tags[i].mainline);
 		rc = sqlite3_step(st) == SQLITE_DONE
 			     ? 0 : db_error(db, "saving a tag");
 		sqlite3_reset(st);
@@ -399,16 +407,114 @@ out:
 	return rc;
 }
 
-int cycle_assign(size_t *ntags, struct db *db, struct git_repository *repo,
-		 int64_t repo_id, const char *pattern)
+/*
+ * The commits of REV's first-parent chain into *FP.  *COMPLETE: the
+ * chain was walked to its root, so a commit not in it is not on it (not
+ * so for a shallow repository, a missing commit or an unknown REV).
+ */
+static int first_parents(struct strmap *fp, int *complete,
+			 git_repository *repo, const char *rev)
+{
+	git_object *obj = NULL, *co = NULL;
+	git_commit *c;
+	git_oid id;
+	int rc = 0, added;
+
+	*complete = 0;
+	if (git_revparse_single(&obj, repo, rev ? rev : "HEAD") ||
+	    git_object_peel(&co, obj, GIT_OBJECT_COMMIT)) {
+		git_error_clear();
+		git_object_free(obj);
+		return 0; /* every tag by its version's shape */
+	}
+	git_object_free(obj);
+	c = (git_commit *)co;
+	while (!rc) {
+		struct strmap_entry *e;
+
+		git_oid_cpy(&id, git_commit_id(c));
+		rc = strmap_put(&e, &added, fp, (const char *)id.id,
+				GIT_OID_RAWSZ);
+		if (rc || !added || !git_commit_parentcount(c)) {
+			*complete = !rc && !git_repository_is_shallow(repo);
+			break;
+		}
+		git_oid_cpy(&id, git_commit_parent_id(c, 0));
+		git_commit_free(c);
+		c = NULL;
+		if (git_commit_lookup(&c, repo, &id)) {
+			git_error_clear();
+			break; /* missing: the rest of the chain is unknown */
+		}
+	}
+	git_commit_free(c);
+	return rc;
+}
+
+/*
+ * The version-shape fallback: a fourth version component, or a point
+ * release (last component above 0) of a release that has a tag of its
+ * own (v22.11.7 of v22.11, v6.1.12 of v6.1, v8.2.1 of v8.2.0).
+ */
+static int shape_stable(const struct rtag *tags, size_t n, size_t i)
+{
+	const struct cycle_tag *t = &tags[i].t;
+	size_t j, k, m = t->nver - 1;
+
+	if (t->nver >= 4)
+		return 1;
+	if (t->nver < 2 || !t->ver[m])
+		return 0;
+	for (j = 0; j < n; j++) {
+		const struct cycle_tag *b = &tags[j].t;
+
+		if (b->nver != m && (b->nver != t->nver || b->ver[m]))
+			continue;
+		for (k = 0; k < m && b->ver[k] == t->ver[k]; k++)
+			;
+		if (k == m)
+			return 1;
+	}
+	return 0;
+}
+
+/* Mark each tag mainline or not; *NMAIN: how many are. */
+static int classify(size_t *nmain, struct rtag *tags, size_t n,
+		    git_repository *repo, const char *rev)
+{
+	struct strmap fp = STRMAP_INIT;
+	size_t i;
+	int complete, rc;
+
+	*nmain = 0;
+	rc = first_parents(&fp, &complete, repo, rev);
+	for (i = 0; !rc && i < n; i++) {
+		if (strmap_get(&fp, (const char *)tags[i].commit.id,
+			       GIT_OID_RAWSZ))
+			tags[i].mainline = 1;
+		else if (complete)
+			tags[i].mainline = 0;
+		else
+			tags[i].mainline = !shape_stable(tags, n, i);
+		*nmain += (size_t)tags[i].mainline;
+	}
+	strmap_free(&fp);
+	return rc;
+}
+
+int cycle_assign(size_t *ntags, size_t *nmain, struct db *db,
+		 struct git_repository *repo, int64_t repo_id,
+		 const char *rev, const char *pattern)
 {
 	struct strmap seen = STRMAP_INIT;
 	struct rtag *tags = NULL;
 	size_t n = 0, i;
 	int rc;
 
-	*ntags = 0;
+	*ntags = *nmain = 0;
 	rc = list_tags(&tags, &n, repo, pattern);
+	if (!rc)
+		rc = classify(nmain, tags, n, repo, rev);
 	if (!rc)
 		rc = last_rcs(tags, n);
 	if (!rc)
@@ -429,5 +535,46 @@ int cycle_assign(size_t *ntags, struct db *db, struct git_repository *repo,
 		cycle_tag_clear(&tags[i].t);
 	free(tags);
 	strmap_free(&seen);
+	return rc;
+}
+
+void cycle_mainline_clear(struct cycle_mainline *m)
+{
+	if (!m)
+		return;
+	free(m->name);
+	free(m->release);
+	memset(m, 0, sizeof(*m));
+}
+
+int cycle_mainline_tag_at(struct cycle_mainline *out, struct db *db,
+			  int64_t repo_id, int64_t date)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = db_prepare(&st, db, "SELECT name, release, rc, date FROM tags "
+			"WHERE repo_id = ? AND mainline AND date < ? ORDER "
+			"BY date DESC, ord DESC LIMIT 1");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, repo_id);
+	sqlite3_bind_int64(st, 2, date);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->name = pt_strdup((const char *)
+				      sqlite3_column_text(st, 0));
+		out->release = pt_strdup((const char *)
+					 sqlite3_column_text(st, 1));
+		out->rc = sqlite3_column_int(st, 2);
+		out->date = sqlite3_column_int64(st, 3);
+		rc = out->name && out->release ? 1 : PT_ENOMEM;
+	} else {
+		rc = rc == SQLITE_DONE ? 0 : db_error(db, "reading tags");
+	}
+	sqlite3_finalize(st);
+	if (rc < 0)
+		cycle_mainline_clear(out);
 	return rc;
 }

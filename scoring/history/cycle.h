@@ -1,9 +1,10 @@
 /*
  * cycle.h - the release cycle of mined commits: which tags are releases
- * and release candidates (a configurable extended regex), the first tag
- * that contains each commit, its phase (merge window, after rcN, no rc,
- * unreleased) and soak time.  Owns the tags table and the cycle columns
- * of commits (see history.h).
+ * and release candidates (a configurable extended regex) of the mainline
+ * (not of a stable branch), the first mainline tag that contains each
+ * commit, its phase (merge window, after rcN, no rc, unreleased) and
+ * soak time, and the newest mainline tag as of a date.  Owns the tags
+ * table and the cycle columns of commits (see history.h).
  */
 #ifndef PT_CYCLE_H
 #define PT_CYCLE_H
@@ -46,12 +47,40 @@ int cycle_tag_cmp(const struct cycle_tag *a, const struct cycle_tag *b);
 
 /*
  * Recompute the tags table and the cycle columns of every mined commit of
- * REPO_ID: tags are visited once in version order, each marking the
- * commits it reaches that no earlier tag reached (one pass over the
- * graph, no per-commit reachability query).  *ntags: matching tags.
+ * REPO_ID.  Only mainline tags place commits: a tag is a release of the
+ * mainline when its commit is on the first-parent chain of REV (NULL =
+ * HEAD, the revision mined); a stable-branch tag (v22.11.7, v6.1.12) is
+ * not.  When that cannot be checked (REV unknown, a shallow repository,
+ * a missing commit) a tag falls back to its version's shape: a fourth
+ * component, or a point release (last component above 0) of a release
+ * tagged itself, is a stable tag.  Stable tags stay in the tags table
+ * (mainline = 0).  Mainline tags are visited once in version order, each
+ * marking the commits it reaches that no earlier tag reached (one pass
+ * over the graph, no per-commit reachability query), so a commit's tag
+ * is the first mainline release tag containing it.  *ntags: tags
+ * matching PATTERN; *nmain: of those, mainline ones.
  */
-int cycle_assign(size_t *ntags, struct db *db, struct git_repository *repo,
-		 int64_t repo_id, const char *pattern);
+int cycle_assign(size_t *ntags, size_t *nmain, struct db *db,
+		 struct git_repository *repo, int64_t repo_id,
+		 const char *rev, const char *pattern);
+
+/* The newest mainline release tag as of a date. */
+struct cycle_mainline {
+	char *name;         /* e.g. "v6.8-rc5" */
+	char *release;      /* its final release, e.g. "v6.8" */
+	int rc;             /* 0 for a final release */
+	int64_t date;       /* tagger date, else the commit's */
+};
+
+/*
+ * The newest mainline tag of REPO_ID tagged before DATE (stable-branch
+ * tags never), from the tags table cycle_assign() wrote: for the state
+ * of the mainline when a patch was posted or a commit authored.  Returns
+ * 1 and fills *out, 0 when no mainline tag is older, or an error.
+ */
+int cycle_mainline_tag_at(struct cycle_mainline *out, struct db *db,
+			  int64_t repo_id, int64_t date);
+void cycle_mainline_clear(struct cycle_mainline *m);
 
 /* ---- the cycle report (`patchtriage stats cycle`) ---------------- */
 

@@ -261,8 +261,8 @@ static int passes(struct mine_result *res, struct db *db,
 	int rc;
 
 	mine_report(o, "cycle", 0, 0, t0);
-	rc = cycle_assign(&res->tags, db, repo, res->repo_id,
-			  o->tag_pattern);
+	rc = cycle_assign(&res->tags, &res->mainline_tags, db, repo,
+			  res->repo_id, o->rev, o->tag_pattern);
 	if (rc)
 		return rc;
 	mine_report(o, "labels", 0, 0, t0);

@@ -57,7 +57,9 @@
  *   fixes_subject for Fixes:
  * tags         tags matching the cycle pattern (cycle.c).
  *   name, sha (peeled commit), date (tagger date, else commit date),
- *   release (final name), rc (0 = the final release), ord (version order)
+ *   release (final name), rc (0 = the final release), ord (version order),
+ *   mainline (1: a mainline release tag; 0: a stable-branch tag, which
+ *   places no commit)
  * fix_refs     one row per reference from a fixing commit to the commit it
  *   fixes or reverts (labels.c).  commit_id: the fixing commit; kind
  *   'fixes' or 'revert'; ref: the id as written; ref_subject: the quoted
@@ -140,6 +142,7 @@ struct mine_result {
 	size_t trivial_nocode, trivial_spelling, trivial_race;
 	size_t bugs;             /* commits labelled bug-introducing */
 	size_t tags;             /* tags matching the pattern */
+	size_t mainline_tags;    /* of those, the mainline's releases */
 };
 
 /*

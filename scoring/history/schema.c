@@ -88,6 +88,9 @@ static const struct db_step history_steps[] = {
 	/* 11: releases by date, for the as-of summaries */
 	{ 11,
 	  "CREATE INDEX tags_date ON tags (repo_id, date, ord);" },
+	/* 13: cycle.c - mainline release tags vs stable ones */
+	{ 13,
+	  "ALTER TABLE tags ADD COLUMN mainline INTEGER NOT NULL DEFAULT 1;" },
 };
 
 const struct db_schema history_schema = {

@@ -2,10 +2,10 @@
  * test_db.c - the state database: WAL, migrations per owner, the
  * key/value table, refusing a database from a newer patchtriage,
  * atomicity of a failed transaction, and the schema itself: a fresh
- * database opened with every owner is byte for byte the schema 12 of
- * tests/data/db/schema-12.sql (the `.schema` of a state database made by
- * the binary before the tables moved to their modules) beside the
- * runner's schema_versions; such a database opens with its rows and
+ * database opened with every owner is byte for byte the schema 13 of
+ * tests/data/db/schema-13.sql (schema 12, the `.schema` of a state
+ * database made by the binary before the tables moved to their modules,
+ * and tags.mainline) beside the runner's schema_versions; such a database opens with its rows and
  * gains schema_versions; the scoring owners alone make the scoring
  * subset, and the bot's tables follow when the bot opens that file.
  */
@@ -162,25 +162,28 @@ static void schema_text(struct buf *out, sqlite3 *h)
 	sqlite3_finalize(st);
 }
 
-static void read_schema_12(struct buf *out)
+/* tests/data/db/schema-N.sql: 12 as the binary before the owners left
+ * it, 13 with tags.mainline (the newest, what a fresh file has) */
+static void read_schema(struct buf *out, int n)
 {
 	const char *src = getenv("PT_SOURCE_DIR");
 	struct buf p = BUF_INIT;
 
 	assert_non_null(src);
-	assert_int_equal(buf_addf(&p, "%s/tests/data/db/schema-12.sql", src),
+	assert_int_equal(buf_addf(&p, "%s/tests/data/db/schema-%d.sql", src,
+				  n),
 			 0);
 	assert_int_equal(pt_read_file(out, p.ptr, 0), 0);
 	buf_free(&p);
 }
 
-static void test_fresh_schema_is_schema_12(void **state)
+static void test_fresh_schema_is_schema_13(void **state)
 {
 	struct buf want = BUF_INIT, got = BUF_INIT;
 	struct db *db;
 
 	(void)state;
-	read_schema_12(&want);
+	read_schema(&want, 13);
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);
@@ -193,19 +196,20 @@ static void test_fresh_schema_is_schema_12(void **state)
 /*
  * A state database of schema 12 made outside db_open() (as the previous
  * binary left it, with rows of the store, the bot and the history)
- * opens unchanged: same schema, same version, same rows.
+ * opens with its rows, user_version kept, tags gaining mainline.
  */
 static void test_schema_12_database_opens(void **state)
 {
-	struct buf want = BUF_INIT, got = BUF_INIT;
+	struct buf want = BUF_INIT, got = BUF_INIT, old = BUF_INIT;
 	struct db *db;
 	sqlite3 *h;
 	char *v;
 
 	(void)state;
-	read_schema_12(&want);
+	read_schema(&old, 12);
+	read_schema(&want, 13);
 	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, want.ptr, NULL, NULL, NULL),
+	assert_int_equal(sqlite3_exec(h, old.ptr, NULL, NULL, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h,
 				      "PRAGMA user_version = 12;"
@@ -240,6 +244,7 @@ static void test_schema_12_database_opens(void **state)
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);
+	buf_free(&old);
 }
 
 static int owner_version(struct db *db, const char *owner)
@@ -263,7 +268,7 @@ static void assert_versions(struct db *db, int base, int bot)
 {
 	assert_int_equal(owner_version(db, "user_version"), base);
 	assert_int_equal(owner_version(db, "scoring/store"), 1);
-	assert_int_equal(owner_version(db, "scoring/history"), 11);
+	assert_int_equal(owner_version(db, "scoring/history"), 13);
 	assert_int_equal(owner_version(db, "scoring/lists"), 7);
 	assert_int_equal(owner_version(db, "scoring/model"), 12);
 	assert_int_equal(owner_version(db, "bot/outbox"), bot ? 2 : -1);
@@ -287,13 +292,13 @@ static int bot_line(const char *line, size_t len)
 	return 0;
 }
 
-/* Schema 12 without the bot's tables, in its order. */
-static void scoring_schema_12(struct buf *out)
+/* The newest schema without the bot's tables, in its order. */
+static void scoring_schema(struct buf *out)
 {
 	struct buf all = BUF_INIT;
 	const char *p, *nl;
 
-	read_schema_12(&all);
+	read_schema(&all, 13);
 	for (p = all.ptr; *p; p = nl + 1) {
 		nl = strchr(p, '\n');
 		assert_non_null(nl);
@@ -335,7 +340,7 @@ static void test_scoring_owners_alone(void **state)
 	struct db *db;
 
 	(void)state;
-	scoring_schema_12(&want);
+	scoring_schema(&want);
 	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);
@@ -365,7 +370,7 @@ static void test_scoring_file_gains_bot_tables(void **state)
 			 0);
 	db_close(db);
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
-	read_schema_12(&all);
+	read_schema(&all, 13);
 	sorted_lines(&want, &all);
 	schema_text(&text, db->h);
 	sorted_lines(&got, &text);
@@ -383,18 +388,19 @@ static void test_scoring_file_gains_bot_tables(void **state)
 /*
  * A schema 12 database without schema_versions: opened by the scoring
  * owners, then by the bot's, nothing is made again or lost; it gains
- * schema_versions, every owner at its latest.
+ * schema_versions, every owner at its latest, and history's step 13.
  */
 static void test_schema_12_gains_versions(void **state)
 {
-	struct buf want = BUF_INIT, got = BUF_INIT;
+	struct buf want = BUF_INIT, got = BUF_INIT, old = BUF_INIT;
 	struct db *db;
 	sqlite3 *h;
 
 	(void)state;
-	read_schema_12(&want);
+	read_schema(&old, 12);
+	read_schema(&want, 13);
 	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, want.ptr, NULL, NULL, NULL),
+	assert_int_equal(sqlite3_exec(h, old.ptr, NULL, NULL, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h,
 				      "PRAGMA user_version = 12;"
@@ -420,6 +426,7 @@ static void test_schema_12_gains_versions(void **state)
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);
+	buf_free(&old);
 }
 
 /* An owner's version above this build's steps is a newer patchtriage. */
@@ -451,7 +458,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unopenable_path, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_fresh_schema_is_schema_12,
+		cmocka_unit_test_setup_teardown(test_fresh_schema_is_schema_13,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_12_database_opens,
 						setup, teardown),
