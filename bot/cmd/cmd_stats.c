@@ -69,7 +69,7 @@ int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_FLAG(0, "json", &json),
 		OPTION_STRING(0, "svg", &svg),
 		OPTION_STRING(0, "repo", &repo),
-		OPTION_INT(0, "late", &late, 1, 64),
+		OPTION_INT(0, "late", &late, 2, 64),
 		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
 		OPTION_END,
 	};

@@ -452,27 +452,24 @@ static int first_parents(struct strmap *fp, int *complete,
 }
 
 /*
- * The version-shape fallback: a fourth version component, or a point
- * release (last component above 0) of a release that has a tag of its
- * own (v22.11.7 of v22.11, v6.1.12 of v6.1, v8.2.1 of v8.2.0).
+ * The version-shape fallback: a fourth version component, or a third
+ * above 0 of a release whose x.y or x.y.0 is tagged too (v22.11.7 of
+ * v22.11, v6.1.12 of v6.1, v8.2.1 of v8.2.0; v2.6.39 stays mainline).
  */
 static int shape_stable(const struct rtag *tags, size_t n, size_t i)
 {
 	const struct cycle_tag *t = &tags[i].t;
-	size_t j, k, m = t->nver - 1;
+	size_t j;
 
 	if (t->nver >= 4)
 		return 1;
-	if (t->nver < 2 || !t->ver[m])
+	if (t->nver != 3 || !t->ver[2])
 		return 0;
 	for (j = 0; j < n; j++) {
 		const struct cycle_tag *b = &tags[j].t;
 
-		if (b->nver != m && (b->nver != t->nver || b->ver[m]))
-			continue;
-		for (k = 0; k < m && b->ver[k] == t->ver[k]; k++)
-			;
-		if (k == m)
+		if ((b->nver == 2 || (b->nver == 3 && !b->ver[2])) &&
+		    b->ver[0] == t->ver[0] && b->ver[1] == t->ver[1])
 			return 1;
 	}
 	return 0;

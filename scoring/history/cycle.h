@@ -52,8 +52,8 @@ int cycle_tag_cmp(const struct cycle_tag *a, const struct cycle_tag *b);
  * HEAD, the revision mined); a stable-branch tag (v22.11.7, v6.1.12) is
  * not.  When that cannot be checked (REV unknown, a shallow repository,
  * a missing commit) a tag falls back to its version's shape: a fourth
- * component, or a point release (last component above 0) of a release
- * tagged itself, is a stable tag.  Stable tags stay in the tags table
+ * component, or a third above 0 of a release whose x.y or x.y.0 is
+ * tagged too, is a stable tag.  Stable tags stay in the tags table
  * (mainline = 0).  Mainline tags are visited once in version order, each
  * marking the commits it reaches that no earlier tag reached (one pass
  * over the graph, no per-commit reachability query), so a commit's tag
@@ -84,9 +84,20 @@ void cycle_mainline_clear(struct cycle_mainline *m);
 
 /* ---- the cycle report (`patchtriage stats cycle`) ---------------- */
 
+/*
+ * A row of the report: commits by the first mainline release tag that
+ * contains them.  With late = L: merge-window (first released in -rc1),
+ * rc2 .. rc(L-1) (first released in that rc: "merged for rcN"), rcL+
+ * (first released in -rcL or a later rc, the late group) and final
+ * (first released in the final release, i.e. merged after its last rc;
+ * its own row, not late: the seed's claim is about "a patch merged for
+ * one of the late -rc releases").
+ */
 struct cycle_phase {
-	char name[16];      /* "merge-window", "rc1", ..., "rc5+" */
-	int rc;             /* first rc of the bucket */
+	char name[16];      /* "merge-window", "rc2", ..., "rc5+", "final" */
+	char what[80];      /* the row in words */
+	int rc;             /* first rc of the row; 0: the final release */
+	int late;           /* the late group of the ratio */
 	size_t commits;
 	int64_t lines;      /* added + removed */
 	size_t bugs;        /* bug-introducing commits */
@@ -94,9 +105,10 @@ struct cycle_phase {
 };
 
 struct cycle_stats {
-	struct cycle_phase *phases; /* merge window, rc1.., late bucket */
-	size_t nphases;
+	struct cycle_phase *phases; /* merge window, rc2.., late, final */
+	size_t nphases;     /* late + 1 */
 	int late;           /* first rc counted as late */
+	int has_ratio;      /* late commits and merge-window bugs exist */
 	double ratio;       /* late per_kloc / merge-window per_kloc */
 	double lo, hi;      /* bootstrap 95% percentile interval */
 	unsigned boot;      /* resamples */
@@ -105,11 +117,12 @@ struct cycle_stats {
 };
 
 /*
- * Bug-introducing commits per 1000 changed lines by phase for commits of
- * REPO_ID with a release phase, committed at least HORIZON_DAYS before the
- * newest mined commit (younger ones have not had time to be found
- * buggy), and the late (rc >= LATE) / merge-window ratio with a
- * stratified commit-level bootstrap of BOOT resamples from SEED.
+ * Bug-introducing commits per 1000 changed lines by row for commits of
+ * REPO_ID released in a release that had rcs, committed at least
+ * HORIZON_DAYS before the newest mined commit (younger ones have not had
+ * time to be found buggy), and the late (first released in -rcLATE or
+ * later, 2 <= LATE <= 64) / merge-window ratio with a stratified
+ * commit-level bootstrap of BOOT resamples from SEED.
  */
 int cycle_stats(struct cycle_stats *out, struct db *db, int64_t repo_id,
 		int late, int horizon_days, unsigned boot,

@@ -102,16 +102,25 @@ static int bootstrap(struct cycle_stats *s, const struct group *late,
 	return 0;
 }
 
+/* The row of a commit first released in rc R (0: in the final). */
+static size_t row_of(const struct cycle_stats *s, int r)
+{
+	if (!r)
+		return (size_t)s->late;
+	return r >= s->late ? (size_t)s->late - 1 : (size_t)r - 1;
+}
+
 static int load_obs(struct cycle_stats *s, struct group *late,
-		    struct group *mw, struct db *db, int64_t repo_id,
-		    int horizon_days)
+		    struct group *mw, struct db *db, int64_t repo_id)
 {
 	sqlite3_stmt *st;
 	int rc;
 
+	/* c.rc is set only for a release that had rcs */
 	rc = db_prepare(&st, db,
-			"SELECT c.rc, c.added + c.removed, l.bug FROM commits "
-			"c JOIN labels l ON l.commit_id = c.id WHERE "
+			"SELECT t.rc, c.added + c.removed, l.bug FROM commits "
+			"c JOIN tags t ON t.repo_id = c.repo_id AND t.name = "
+			"c.tag JOIN labels l ON l.commit_id = c.id WHERE "
 			"c.repo_id = ?1 AND c.rc IS NOT NULL AND "
 			"c.commit_date <= ?2");
 	if (rc)
@@ -124,17 +133,18 @@ static int load_obs(struct cycle_stats *s, struct group *late,
 		int bug = sqlite3_column_int(st, 2);
 		struct cycle_phase *p;
 
-		p = &s->phases[r >= s->late ? (size_t)s->late : (size_t)r];
+		if (r < 0)
+			continue;
+		p = &s->phases[row_of(s, r)];
 		p->commits++;
 		p->lines += lines;
 		p->bugs += (size_t)bug;
-		if (r >= s->late)
+		if (p->late)
 			rc = group_add(late, lines, bug);
-		else if (r == 0)
+		else if (r == 1)
 			rc = group_add(mw, lines, bug);
 	}
 	sqlite3_finalize(st);
-	(void)horizon_days;
 	return rc;
 }
 
@@ -154,6 +164,40 @@ static int newest_date(int64_t *out, struct db *db, int64_t repo_id)
 	return 0;
 }
 
+/* Name each row and say in words what it holds. */
+static void name_rows(struct cycle_stats *s)
+{
+	size_t i, n = s->nphases;
+
+	for (i = 0; i < n; i++) {
+		struct cycle_phase *p = &s->phases[i];
+		int r = (int)i + 1;
+
+		p->rc = i + 1 == n ? 0 : r;
+		p->late = i + 2 == n;
+		if (!i)
+			snprintf(p->name, sizeof(p->name), "merge-window");
+		else if (p->rc)
+			snprintf(p->name, sizeof(p->name), "rc%d%s", r,
+				 p->late ? "+" : "");
+		else
+			snprintf(p->name, sizeof(p->name), "final");
+		if (!i)
+			snprintf(p->what, sizeof(p->what), "first released in "
+				 "-rc1 (merged in the merge window)");
+		else if (p->late)
+			snprintf(p->what, sizeof(p->what), "first released in "
+				 "-rc%d or a later rc (merged for a late rc)",
+				 r);
+		else if (p->rc)
+			snprintf(p->what, sizeof(p->what), "first released in "
+				 "-rc%d (merged for rc%d)", r, r);
+		else
+			snprintf(p->what, sizeof(p->what), "first released in "
+				 "the final release (merged after its last rc)");
+	}
+}
+
 int cycle_stats(struct cycle_stats *out, struct db *db, int64_t repo_id,
 		int late, int horizon_days, unsigned boot,
 		unsigned long long seed)
@@ -164,9 +208,9 @@ int cycle_stats(struct cycle_stats *out, struct db *db, int64_t repo_id,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (late < 1 || late > 64)
-		return pt_error_set(PT_EINVAL, "late rc '%d' out of range",
-				    late);
+	if (late < 2 || late > 64)
+		return pt_error_set(PT_EINVAL, "late rc '%d' out of range "
+				    "(2 to 64)", late);
 	out->late = late;
 	out->boot = boot;
 	out->seed = seed;
@@ -174,25 +218,18 @@ int cycle_stats(struct cycle_stats *out, struct db *db, int64_t repo_id,
 	out->phases = pt_calloc(out->nphases, sizeof(*out->phases));
 	if (!out->phases)
 		return PT_ENOMEM;
-	for (i = 0; i < out->nphases; i++) {
-		out->phases[i].rc = (int)i;
-		if (!i)
-			snprintf(out->phases[i].name,
-				 sizeof(out->phases[i].name), "merge-window");
-		else
-			snprintf(out->phases[i].name,
-				 sizeof(out->phases[i].name), "rc%d%s", (int)i & 63,
-				 i == (size_t)late ? "+" : "");
-	}
+	name_rows(out);
 	rc = newest_date(&newest, db, repo_id);
 	out->cutoff = newest - (int64_t)horizon_days * 86400;
 	if (!rc)
-		rc = load_obs(out, &lg, &mg, db, repo_id, horizon_days);
+		rc = load_obs(out, &lg, &mg, db, repo_id);
 	for (i = 0; !rc && i < out->nphases; i++)
 		out->phases[i].per_kloc = density(out->phases[i].lines,
 						  out->phases[i].bugs);
-	if (!rc && out->phases[0].per_kloc > 0)
-		out->ratio = out->phases[late].per_kloc /
+	out->has_ratio = out->phases[late - 1].commits &&
+			 out->phases[0].per_kloc > 0;
+	if (!rc && out->has_ratio)
+		out->ratio = out->phases[late - 1].per_kloc /
 			     out->phases[0].per_kloc;
 	if (!rc)
 		rc = bootstrap(out, &lg, &mg);
@@ -212,25 +249,44 @@ void cycle_stats_clear(struct cycle_stats *s)
 	s->nphases = 0;
 }
 
+/* The ratio in words: the value and interval, or why there is none. */
+static int add_ratio(struct buf *out, const struct cycle_stats *s)
+{
+	if (!s->has_ratio)
+		return buf_addf(out, "rc%d+/merge-window: n/a (%s)\n", s->late,
+				s->phases[s->late - 1].commits
+					? "no bugs in the merge window"
+					: "no commits first released in a late "
+					  "rc");
+	return buf_addf(out, "rc%d+/merge-window: %.2f (95%% CI %.2f-%.2f, "
+			"%u bootstrap resamples, seed %llu)\n", s->late,
+			s->ratio, s->lo, s->hi, s->boot, s->seed);
+}
+
 int cycle_stats_table(struct buf *out, const struct cycle_stats *s)
 {
 	size_t i;
 	int rc;
 
-	rc = buf_addf(out, "%-13s %8s %10s %6s %9s\n", "phase", "commits",
-		      "lines", "bugs", "bugs/kloc");
+	rc = buf_addf(out, "%-13s %8s %10s %6s %9s  %s\n", "phase", "commits",
+		      "lines", "bugs", "bugs/kloc", "holds the commits");
 	for (i = 0; !rc && i < s->nphases; i++) {
 		const struct cycle_phase *p = &s->phases[i];
 
-		rc = buf_addf(out, "%-13s %8zu %10lld %6zu %9.3f\n", p->name,
-			      p->commits, (long long)p->lines, p->bugs,
-			      p->per_kloc);
+		rc = buf_addf(out, "%-13s %8zu %10lld %6zu %9.3f  %s\n",
+			      p->name, p->commits, (long long)p->lines,
+			      p->bugs, p->per_kloc, p->what);
 	}
 	if (!rc)
-		rc = buf_addf(out, "\nrc%d+/merge-window: %.2f (95%% CI %.2f"
-			      "-%.2f, %u bootstrap resamples, seed %llu)\n",
-			      s->late, s->ratio, s->lo, s->hi, s->boot,
-			      s->seed);
+		rc = buf_addstr(out, "\n");
+	if (!rc)
+		rc = add_ratio(out, s);
+	if (!rc)
+		rc = buf_addf(out, "bugs per 1000 changed lines of the commits "
+			      "first released in -rc%d or a later rc over "
+			      "those first released in -rc1; commits first "
+			      "released in a final release are their own row, "
+			      "not late\n", s->late);
 	return rc;
 }
 
@@ -243,17 +299,28 @@ int cycle_stats_json(struct buf *out, const struct cycle_stats *s)
 	for (i = 0; !rc && i < s->nphases; i++) {
 		const struct cycle_phase *p = &s->phases[i];
 
-		rc = buf_addf(out, "%s{\"phase\":\"%s\",\"rc\":%d,"
+		rc = buf_addf(out, "%s{\"phase\":\"%s\",\"what\":\"%s\","
+			      "\"first_released_in_rc\":%d,\"late\":%s,"
 			      "\"commits\":%zu,\"lines\":%lld,\"bugs\":%zu,"
 			      "\"bugs_per_kloc\":%.6f}", i ? "," : "",
-			      p->name, p->rc, p->commits, (long long)p->lines,
-			      p->bugs, p->per_kloc);
+			      p->name, p->what, p->rc,
+			      p->late ? "true" : "false", p->commits,
+			      (long long)p->lines, p->bugs, p->per_kloc);
 	}
 	if (!rc)
-		rc = buf_addf(out, "],\"late_rc\":%d,\"ratio\":%.6f,"
-			      "\"ci95\":[%.6f,%.6f],\"bootstrap\":%u,"
-			      "\"seed\":%llu,\"cutoff\":%lld}\n", s->late,
-			      s->ratio, s->lo, s->hi, s->boot, s->seed,
+		rc = buf_addf(out, "],\"late_rc\":%d,\"ratio_means\":\"bugs "
+			      "per kloc of commits first released in -rc%d or "
+			      "a later rc over those first released in -rc1; "
+			      "final-release commits not late\",", s->late,
+			      s->late);
+	if (!rc && s->has_ratio)
+		rc = buf_addf(out, "\"ratio\":%.6f,\"ci95\":[%.6f,%.6f],",
+			      s->ratio, s->lo, s->hi);
+	else if (!rc)
+		rc = buf_addstr(out, "\"ratio\":null,\"ci95\":null,");
+	if (!rc)
+		rc = buf_addf(out, "\"bootstrap\":%u,\"seed\":%llu,"
+			      "\"cutoff\":%lld}\n", s->boot, s->seed,
 			      (long long)s->cutoff);
 	return rc;
 }
@@ -264,6 +331,11 @@ int cycle_stats_svg(struct buf *out, const struct cycle_stats *s)
 	double max = 0;
 	size_t i;
 	int rc, width = left + (int)s->nphases * (w + gap) + gap;
+	char ratio[80] = "n/a";
+
+	if (s->has_ratio)
+		snprintf(ratio, sizeof(ratio), "%.2f, 95%% CI %.2f-%.2f",
+			 s->ratio, s->lo, s->hi);
 
 	for (i = 0; i < s->nphases; i++)
 		if (s->phases[i].per_kloc > max)
@@ -276,11 +348,11 @@ int cycle_stats_svg(struct buf *out, const struct cycle_stats *s)
 		      "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\""
 		      " fill=\"white\"/>\n<text x=\"%d\" y=\"20\" "
 		      "font-size=\"14\">Bug-introducing commits per 1000 "
-		      "changed lines (rc%d+/merge-window %.2f, 95%% CI "
-		      "%.2f-%.2f)</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" "
-		      "y2=\"%d\" stroke=\"black\"/>\n",
-		      width, h + top + 50, left, s->late, s->ratio, s->lo,
-		      s->hi, left, top + h, width - gap, top + h);
+		      "changed lines by the release first containing them "
+		      "(rc%d+/merge-window %s)</text>\n<line x1=\"%d\" "
+		      "y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
+		      width, h + top + 50, left, s->late, ratio, left, top + h,
+		      width - gap, top + h);
 	for (i = 0; !rc && i < s->nphases; i++) {
 		const struct cycle_phase *p = &s->phases[i];
 		int bh = (int)(p->per_kloc / max * h + 0.5);
@@ -293,8 +365,8 @@ int cycle_stats_svg(struct buf *out, const struct cycle_stats *s)
 			      "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">"
 			      "%s</text>\n",
 			      x, top + h - bh, w, bh,
-			      p->rc >= s->late ? "#c0392b"
-			      : p->rc ? "#e67e22" : "#2980b9",
+			      p->late ? "#c0392b" : !p->rc ? "#7f8c8d"
+			      : p->rc > 1 ? "#e67e22" : "#2980b9",
 			      x + w / 2, top + h - bh - 4, p->per_kloc,
 			      x + w / 2, top + h + 16, p->name);
 	}

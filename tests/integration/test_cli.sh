@@ -35,8 +35,13 @@ trap 'rm -rf "$st"' EXIT
 expect_exit 2 "$bin" --state "$st" stats cycle --horizon abc
 expect_err "error: --horizon: 'abc' is not a whole number" \
 	"$bin" --state "$st" stats cycle --horizon abc
-expect_err "error: --late: '65' is out of range \(1 to 64\)" \
+expect_err "error: --late: '65' is out of range \(2 to 64\)" \
 	"$bin" --state "$st" stats cycle --late=65
+expect_err "error: --late: '1' is out of range \(2 to 64\)" \
+	"$bin" --state "$st" stats cycle --late 1
+expect_exit 2 "$bin" --state "$st" stats cycle --late abc
+expect_err "error: --late: 'abc' is not a whole number" \
+	"$bin" --state "$st" stats cycle --late abc
 expect_exit 2 "$bin" --state "$st" mine --repo . --threads 4x
 expect_exit 2 "$bin" --state "$st" mine --repo . --horizon 0
 expect_exit 2 "$bin" --state "$st" eval --folds 17
