@@ -1,12 +1,16 @@
 /*
  * cycle.c - release tags and each commit's place in the release cycle.
- * Tags that match the pattern are sorted in version order (rc1 < rc2 <
- * final < next release's rc1) and visited once each: a depth-first walk
+ * Tags that match the pattern are the mainline's releases when their
+ * commit is on the mined revision's first-parent chain (else a stable
+ * branch's; by version shape when the chain cannot be walked).  Mainline
+ * tags are sorted in version order (rc1 < rc2 < final < next release's
+ * rc1) and visited once each: a depth-first walk
  * from the tag marks every commit not marked by an earlier tag, and stops
  * at marked ones, so the whole graph is walked once.  A commit first
  * reached from -rc1 was merged in the merge window (rc 0); from -rcN+1,
  * after -rcN (rc N); from the final release, after the last rc.  It owns
- * the tags table and the tag/release/rc/phase/soak columns of commits.
+ * the tags table and the tag/release/rc/phase/soak columns of commits,
+ * and answers the newest mainline tag as of a date.
  */
 #include "scoring/history/cycle.h"
 
