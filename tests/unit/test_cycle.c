@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "scoring/history/cycle.h"
+#include "scoring/model/schema.h"
 #include "scoring/history/history.h"
 #include "scoring/model/histsum.h"
 #include "scoring/store/db.h"
@@ -64,7 +65,7 @@ static int setup(void **state)
 	if (system(cmd))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", f->dir);
-	if (db_open(&f->db, path) || mine(f, NULL))
+	if (db_open(&f->db, path, &scoring_db_owners) || mine(f, NULL))
 		return -1;
 	*state = f;
 	return 0;
