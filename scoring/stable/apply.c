@@ -27,7 +27,7 @@ int stable_check_apply(struct stable_set *s, size_t i)
 	git_oid_fromstr(&id, s->c[i].id);
 	if (git_commit_lookup(&c, s->priv->repo, &id) ||
 	    git_commit_lookup(&tip, s->priv->repo, &s->priv->tip)) {
-		rc = git_fail("cannot read commit", s->c[i].id);
+		rc = stable_git_fail("cannot read commit", s->c[i].id);
 		goto out;
 	}
 	if (git_commit_parentcount(c) == 0) {
@@ -36,7 +36,7 @@ int stable_check_apply(struct stable_set *s, size_t i)
 		goto out;
 	}
 	if (git_cherrypick_commit(&idx, s->priv->repo, c, tip, 0, &mo)) {
-		rc = git_fail("cannot cherry-pick", s->c[i].id);
+		rc = stable_git_fail("cannot cherry-pick", s->c[i].id);
 		goto out;
 	}
 	s->c[i].apply = git_index_has_conflicts(idx) ? STABLE_APPLY_CONFLICT
@@ -68,7 +68,7 @@ struct replay {
 static int blob_text(git_blob **out, git_repository *repo, const git_oid *id)
 {
 	if (git_blob_lookup(out, repo, id))
-		return git_fail("cannot read blob", git_oid_tostr_s(id));
+		return stable_git_fail("cannot read blob", git_oid_tostr_s(id));
 	return 0;
 }
 
@@ -182,7 +182,7 @@ static int replay_file(struct rfile *f, git_repository *repo,
 		goto out;
 	}
 	if (git_merge_file(&res, &a, &o, &t, NULL)) {
-		rc = git_fail("cannot merge", tf->path);
+		rc = stable_git_fail("cannot merge", tf->path);
 		goto out;
 	}
 	rc = res.automergeable ? rfile_set(f, res.ptr, res.len) : 1;
@@ -288,11 +288,11 @@ int stable_prereqs(struct stable_set *s, const unsigned char *select)
 	r.s = s;
 	if (git_commit_lookup(&tip, s->priv->repo, &s->priv->tip) ||
 	    git_commit_tree(&r.tip, tip)) {
-		rc = git_fail("cannot read the tree of", s->tip);
+		rc = stable_git_fail("cannot read the tree of", s->tip);
 		goto out;
 	}
 	for (i = 0; i < s->n && !rc; i++)
-		if ((!select || select[i]) && is_tagged_cand(s, i) &&
+		if ((!select || select[i]) && stable_is_tagged_cand(s, i) &&
 		    s->c[i].ndeps)
 			rc = prereqs_of(&r, i);
 out:

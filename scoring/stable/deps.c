@@ -78,7 +78,7 @@ static int collect_hunks(struct stable_set *s, git_repository *repo,
 	h->added = h->removed = 0;
 	for (k = 0; k < ch->n && !rc; k++) {
 		h->cur = ch->f[k].path;
-		rc = diff_file(repo, &ch->f[k], hunk_cb, line_cb, h);
+		rc = stable_diff_file(repo, &ch->f[k], hunk_cb, line_cb, h);
 	}
 	s->c[i].added = h->added;
 	s->c[i].removed = h->removed;
@@ -114,7 +114,7 @@ static int hjob_start(struct hjob *j)
 	const char *path = git_repository_path(j->s->priv->repo);
 
 	if (git_repository_open(&j->repo, path))
-		return git_fail("cannot open repository", path);
+		return stable_git_fail("cannot open repository", path);
 	if (pthread_create(&j->t, NULL, hjob_run, j))
 		return pt_error_set(PT_ERROR, "cannot start a thread to diff "
 				    "in '%s'", path);
@@ -198,7 +198,7 @@ static int hrec_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-int add_dep(struct stable_commit *sc, size_t dep)
+int stable_add_dep(struct stable_commit *sc, size_t dep)
 {
 	size_t *d;
 	size_t k;
@@ -240,7 +240,7 @@ static int link_group(struct stable_set *s, const struct hrec *r, size_t n,
 				break;
 			last = r[j].idx;
 			if (r[j].nlo < r[i].ohi && r[i].olo < r[j].nhi) {
-				rc = add_dep(&s->c[r[i].idx], r[j].idx);
+				rc = stable_add_dep(&s->c[r[i].idx], r[j].idx);
 				if (rc)
 					return rc;
 			}

@@ -144,7 +144,7 @@ static const char *next_word(const char **at, size_t *n, int plus)
 }
 
 /* The summary has fix, fixes, fixed or fixing as a word. */
-int says_fix(const char *sum)
+int stable_says_fix(const char *sum)
 {
 	static const char *const words[] = { "fix", "fixes", "fixed",
 					     "fixing", NULL };
@@ -247,8 +247,8 @@ static int build_path(const char *path)
 }
 
 /* The build facts of a commit from its summary and changed paths. */
-void build_facts(struct stable_commit *sc,
-		 const struct treediff_file *f, size_t n)
+void stable_build_facts(struct stable_commit *sc, const struct treediff_file *f,
+			size_t n)
 {
 	size_t i, nb = 0, other = 0;
 	int comp = build_component(sc->subject);
@@ -316,7 +316,7 @@ static void scan_cites(struct stable_commit *sc, git_repository *repo,
 			if (p >= s + 20 && starts(p - 20, eol,
 						  "This reverts commit "))
 				continue;
-			if (!resolve_commit(&id, repo, hex) &&
+			if (!stable_resolve_commit(&id, repo, hex) &&
 			    git_oid_streq(&id, sc->id)) {
 				git_oid_tostr(sc->cites, sizeof(sc->cites),
 					      &id);
@@ -352,7 +352,7 @@ static int add_target(struct stable_commit *sc, git_repository *repo,
 	size_t i;
 
 	if (sc->ntargets >= STABLE_MAX_TARGETS ||
-	    resolve_commit(&id, repo, hex))
+	    stable_resolve_commit(&id, repo, hex))
 		return 0;
 	for (i = 0; i < sc->ntargets; i++)
 		if (!git_oid_streq(&id, sc->targets[i]))
@@ -398,8 +398,8 @@ static int scan_tags(struct stable_commit *sc, git_repository *repo,
 	return rc;
 }
 
-int read_tags(struct stable_commit *sc, git_repository *repo,
-	      const char *msg)
+int stable_read_tags(struct stable_commit *sc, git_repository *repo,
+		     const char *msg)
 {
 	struct trailer *t = NULL;
 	size_t n = 0, body = 0, i;

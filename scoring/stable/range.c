@@ -15,13 +15,13 @@
 
 /* ---- the branch ------------------------------------------------------- */
 
-int put_cb(git_commit *c, void *ctx)
+int stable_put_cb(git_commit *c, void *ctx)
 {
-	return oidmap_put(ctx, git_commit_id(c), 0);
+	return stable_oidmap_put(ctx, git_commit_id(c), 0);
 }
 
 /* A branch commit: remember it and the upstream id it names. */
-int branch_cb(git_commit *c, void *ctx)
+int stable_branch_cb(git_commit *c, void *ctx)
 {
 	struct stable_set *s = ctx;
 	struct stable_priv *p = s->priv;
@@ -32,7 +32,7 @@ int branch_cb(git_commit *c, void *ctx)
 	git_oid up;
 	int rc;
 
-	rc = oidmap_put(&p->only, git_commit_id(c), p->nb);
+	rc = stable_oidmap_put(&p->only, git_commit_id(c), p->nb);
 	if (rc)
 		return rc;
 	if (p->nb == p->bcap) {
@@ -51,8 +51,8 @@ int branch_cb(git_commit *c, void *ctx)
 	if (msg && stable_find_marker(hex, &kind, msg, strlen(msg))) {
 		b->kind = kind;
 		s->branch_marked++;
-		if (!resolve_commit(&up, p->repo, hex)) {
-			rc = oidmap_put(&p->upstream, &up, p->nb);
+		if (!stable_resolve_commit(&up, p->repo, hex)) {
+			rc = stable_oidmap_put(&p->upstream, &up, p->nb);
 			if (rc)
 				return rc;
 		}
@@ -84,7 +84,7 @@ static uint64_t email_hash(const git_signature *sig)
 	return h;
 }
 
-int range_cb(git_commit *c, void *ctx)
+int stable_range_cb(git_commit *c, void *ctx)
 {
 	struct stable_set *s = ctx;
 	struct stable_commit *sc, *nc;
@@ -120,7 +120,7 @@ int range_cb(git_commit *c, void *ctx)
 	sc->commit_date = (int64_t)git_commit_time(c);
 	sc->subject = pt_strdup(sum ? sum : "");
 	sc->author = author_of(c);
-	sc->fix_subject = says_fix(sc->subject ? sc->subject : "");
+	sc->fix_subject = stable_says_fix(sc->subject ? sc->subject : "");
 	p->sk[s->n].author = email_hash(git_commit_author(c));
 	p->sk[s->n].committer = email_hash(git_commit_committer(c));
 	p->sk[s->n].when = sc->commit_date;
@@ -128,14 +128,14 @@ int range_cb(git_commit *c, void *ctx)
 	s->n++;
 	if (!sc->subject || !sc->author)
 		return PT_ENOMEM;
-	rc = oidmap_put(&p->range, git_commit_id(c), s->n - 1);
+	rc = stable_oidmap_put(&p->range, git_commit_id(c), s->n - 1);
 	if (!rc && msg)
-		rc = read_tags(sc, p->repo, msg);
+		rc = stable_read_tags(sc, p->repo, msg);
 	if (!rc)
-		rc = commit_changes(&p->rch[s->n - 1], p->repo, c);
+		rc = stable_commit_changes(&p->rch[s->n - 1], p->repo, c);
 	sc->nfiles = (unsigned)p->rch[s->n - 1].n;
 	if (!rc)
-		build_facts(sc, p->rch[s->n - 1].f, p->rch[s->n - 1].n);
+		stable_build_facts(sc, p->rch[s->n - 1].f, p->rch[s->n - 1].n);
 	return rc;
 }
 
@@ -149,20 +149,20 @@ static void sig_oid(git_oid *out, uint64_t sig)
 }
 
 /* Patch-id of changes when a branch commit changes the same paths. */
-int maybe_patchid(git_oid *out, struct stable_priv *p,
-		  const struct changes *ch)
+int stable_maybe_patchid(git_oid *out, struct stable_priv *p,
+			 const struct changes *ch)
 {
 	git_oid k;
 	int rc;
 
 	sig_oid(&k, ch->sig);
-	if (!ch->n || !oidmap_get(&p->sigs, &k))
+	if (!ch->n || !stable_oidmap_get(&p->sigs, &k))
 		return 0;
-	rc = changes_patchid(out, p->repo, ch);
+	rc = stable_changes_patchid(out, p->repo, ch);
 	return rc ? rc : 1;
 }
 
-int match_commit(struct stable_set *s, size_t i)
+int stable_match_commit(struct stable_set *s, size_t i)
 {
 	struct stable_priv *p = s->priv;
 	struct stable_commit *sc = &s->c[i];
@@ -172,21 +172,22 @@ int match_commit(struct stable_set *s, size_t i)
 
 	git_oid_fromstr(&id, sc->id);
 	/* not after the base means reachable from the base, so from the tip */
-	if (oidmap_get(&p->only, &id) || !oidmap_get(&p->after_base, &id)) {
+	if (stable_oidmap_get(&p->only, &id) ||
+	    !stable_oidmap_get(&p->after_base, &id)) {
 		sc->match = STABLE_MATCH_ANCESTOR;
 		memcpy(sc->backport, sc->id, sizeof(sc->backport));
 		return 0;
 	}
-	e = oidmap_get(&p->upstream, &id);
+	e = stable_oidmap_get(&p->upstream, &id);
 	if (e) {
 		sc->match = p->b[e->val].kind;
 		git_oid_tostr(sc->backport, 41, &p->b[e->val].id);
 		return 0;
 	}
-	rc = maybe_patchid(&pid, p, &p->rch[i]);
+	rc = stable_maybe_patchid(&pid, p, &p->rch[i]);
 	if (rc <= 0)
 		return rc;
-	e = oidmap_get(&p->patchids, &pid);
+	e = stable_oidmap_get(&p->patchids, &pid);
 	if (e) {
 		sc->match = STABLE_MATCH_PATCHID;
 		git_oid_tostr(sc->backport, 41, &p->b[e->val].id);
@@ -195,7 +196,7 @@ int match_commit(struct stable_set *s, size_t i)
 }
 
 /* Patch-ids of the branch commits that name no upstream commit. */
-int branch_patchids(struct stable_priv *p)
+int stable_branch_patchids(struct stable_priv *p)
 {
 	struct changes ch;
 	git_oid k, pid;
@@ -205,18 +206,18 @@ int branch_patchids(struct stable_priv *p)
 	for (i = 0; i < p->nb && !rc; i++) {
 		if (p->b[i].kind != STABLE_MATCH_NONE)
 			continue;
-		rc = lookup_changes(&ch, p->repo, &p->b[i].id);
+		rc = stable_lookup_changes(&ch, p->repo, &p->b[i].id);
 		if (rc)
 			break;
 		if (ch.n) {
 			sig_oid(&k, ch.sig);
-			rc = oidmap_put(&p->sigs, &k, i);
+			rc = stable_oidmap_put(&p->sigs, &k, i);
 			if (!rc)
-				rc = changes_patchid(&pid, p->repo, &ch);
+				rc = stable_changes_patchid(&pid, p->repo, &ch);
 			if (!rc)
-				rc = oidmap_put(&p->patchids, &pid, i);
+				rc = stable_oidmap_put(&p->patchids, &pid, i);
 		}
-		changes_clear(&ch);
+		stable_changes_clear(&ch);
 	}
 	return rc;
 }
@@ -236,7 +237,7 @@ static int skey_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-int is_tagged_cand(const struct stable_set *s, size_t i)
+int stable_is_tagged_cand(const struct stable_set *s, size_t i)
 {
 	return stable_is_candidate(s, i) && stable_tier(&s->c[i]) > 0;
 }
@@ -253,7 +254,7 @@ static void link_series(struct stable_set *s, const struct skey *k,
 		c->series_len = n;
 		best = bd = SIZE_MAX;
 		for (b = 0; b < n; b++) {
-			if (b == a || !is_tagged_cand(s, k[b].idx))
+			if (b == a || !stable_is_tagged_cand(s, k[b].idx))
 				continue;
 			d = a < b ? b - a : a - b;
 			if (d < bd) {
@@ -272,7 +273,7 @@ static void link_series(struct stable_set *s, const struct skey *k,
  * or the time jumps.  Order-free, so merges of topic branches do not
  * split a series.
  */
-int find_series(struct stable_set *s)
+int stable_find_series(struct stable_set *s)
 {
 	struct skey *k = s->priv->sk;
 	size_t i, start;

@@ -24,7 +24,7 @@ static size_t oid_hash(const git_oid *id)
 	return h;
 }
 
-struct oment *oidmap_get(const struct oidmap *m, const git_oid *id)
+struct oment *stable_oidmap_get(const struct oidmap *m, const git_oid *id)
 {
 	size_t i;
 
@@ -67,11 +67,11 @@ static int oidmap_grow(struct oidmap *m)
 }
 
 /* Add id -> val; an id already there keeps its first value. */
-int oidmap_put(struct oidmap *m, const git_oid *id, size_t val)
+int stable_oidmap_put(struct oidmap *m, const git_oid *id, size_t val)
 {
 	int rc;
 
-	if (oidmap_get(m, id))
+	if (stable_oidmap_get(m, id))
 		return 0;
 	if ((m->len + 1) * 2 > m->cap) {
 		rc = oidmap_grow(m);
@@ -83,7 +83,7 @@ int oidmap_put(struct oidmap *m, const git_oid *id, size_t val)
 	return 0;
 }
 
-void oidmap_free(struct oidmap *m)
+void stable_oidmap_free(struct oidmap *m)
 {
 	free(m->slot);
 	m->slot = NULL;
@@ -92,7 +92,7 @@ void oidmap_free(struct oidmap *m)
 
 /* ---- object helpers --------------------------------------------------- */
 
-int git_fail(const char *what, const char *input)
+int stable_git_fail(const char *what, const char *input)
 {
 	const git_error *e = git_error_last();
 
@@ -100,8 +100,7 @@ int git_fail(const char *what, const char *input)
 			    e && e->message ? e->message : "libgit2 error");
 }
 
-int resolve_commit(git_oid *out, git_repository *repo,
-		   const char *hex)
+int stable_resolve_commit(git_oid *out, git_repository *repo, const char *hex)
 {
 	git_object *o = NULL;
 	git_oid id;
@@ -116,15 +115,15 @@ int resolve_commit(git_oid *out, git_repository *repo,
 	return 0;
 }
 
-int peel_commit(git_oid *out, git_repository *repo, const char *rev)
+int stable_peel_commit(git_oid *out, git_repository *repo, const char *rev)
 {
 	git_object *o = NULL, *c = NULL;
 	int rc = 0;
 
 	if (git_revparse_single(&o, repo, rev))
-		return git_fail("cannot resolve", rev);
+		return stable_git_fail("cannot resolve", rev);
 	if (git_object_peel(&c, o, GIT_OBJECT_COMMIT))
-		rc = git_fail("not a commit:", rev);
+		rc = stable_git_fail("not a commit:", rev);
 	else
 		git_oid_cpy(out, git_object_id(c));
 	git_object_free(c);
@@ -134,7 +133,7 @@ int peel_commit(git_oid *out, git_repository *repo, const char *rev)
 
 /* ---- changed files ---------------------------------------------------- */
 
-void changes_clear(struct changes *ch)
+void stable_changes_clear(struct changes *ch)
 {
 	struct treediff d;
 
@@ -145,8 +144,8 @@ void changes_clear(struct changes *ch)
 }
 
 /* The files a commit changes against its first parent, sorted by path. */
-int commit_changes(struct changes *ch, git_repository *repo,
-		   const git_commit *c)
+int stable_commit_changes(struct changes *ch, git_repository *repo,
+			  const git_commit *c)
 {
 	struct treediff d;
 	uint64_t h = FNV_INIT;
@@ -166,22 +165,23 @@ int commit_changes(struct changes *ch, git_repository *repo,
 	return 0;
 }
 
-int lookup_changes(struct changes *ch, git_repository *repo,
-		   const git_oid *id)
+int stable_lookup_changes(struct changes *ch, git_repository *repo,
+			  const git_oid *id)
 {
 	git_commit *c = NULL;
 	int rc;
 
 	if (git_commit_lookup(&c, repo, id))
-		return git_fail("cannot read commit", git_oid_tostr_s(id));
-	rc = commit_changes(ch, repo, c);
+		return stable_git_fail("cannot read commit",
+				       git_oid_tostr_s(id));
+	rc = stable_commit_changes(ch, repo, c);
 	git_commit_free(c);
 	return rc;
 }
 
 /* Zero-context diff of one changed file through libgit2's xdiff. */
-int diff_file(git_repository *repo, const struct treediff_file *f,
-	      blob_hunk_cb hunk, blob_line_cb line, void *ctx)
+int stable_diff_file(git_repository *repo, const struct treediff_file *f,
+		     blob_hunk_cb hunk, blob_line_cb line, void *ctx)
 {
 	git_diff_options o;
 	git_blob *a = NULL, *b = NULL;
@@ -196,10 +196,10 @@ int diff_file(git_repository *repo, const struct treediff_file *f,
 	if ((!git_oid_is_zero(&f->old) && git_blob_lookup(&a, repo, &f->old))
 	    || (!git_oid_is_zero(&f->new) &&
 		git_blob_lookup(&b, repo, &f->new)))
-		rc = git_fail("cannot read the blobs of", f->path);
+		rc = stable_git_fail("cannot read the blobs of", f->path);
 	if (!rc && git_diff_blobs(a, f->path, b, f->path, &o, NULL, NULL,
 				  hunk, line, ctx))
-		rc = git_fail("cannot diff", f->path);
+		rc = stable_git_fail("cannot diff", f->path);
 	git_blob_free(a);
 	git_blob_free(b);
 	return rc;
@@ -230,8 +230,8 @@ static int pid_line(const git_diff_delta *d, const git_diff_hunk *h,
  * Like `git patch-id --stable`: paths and changed lines with whitespace
  * removed, line numbers and context ignored, files in path order.
  */
-int changes_patchid(git_oid *out, git_repository *repo,
-		    const struct changes *ch)
+int stable_changes_patchid(git_oid *out, git_repository *repo,
+			   const struct changes *ch)
 {
 	struct buf b = BUF_INIT;
 	size_t i;
@@ -242,11 +242,12 @@ int changes_patchid(git_oid *out, git_repository *repo,
 			      git_oid_is_zero(&ch->f[i].new) ? "deleted"
 							     : "");
 		if (!rc)
-			rc = diff_file(repo, &ch->f[i], NULL, pid_line, &b);
+			rc = stable_diff_file(repo, &ch->f[i], NULL, pid_line,
+					      &b);
 	}
 	if (!rc && git_odb_hash(out, b.ptr, b.len, GIT_OBJECT_BLOB))
-		rc = git_fail("cannot hash a patch of", ch->n ?
-			      ch->f[0].path : "nothing");
+		rc = stable_git_fail("cannot hash a patch of",
+				     ch->n ? ch->f[0].path : "nothing");
 	buf_free(&b);
 	return rc;
 }
@@ -254,8 +255,8 @@ int changes_patchid(git_oid *out, git_repository *repo,
 /* ---- walks ------------------------------------------------------------ */
 
 /* Non-merge commits of push minus hide (hide may be NULL), oldest first. */
-int walk(git_repository *repo, const git_oid *push,
-	 const git_oid *hide, walk_cb cb, void *ctx)
+int stable_walk(git_repository *repo, const git_oid *push, const git_oid *hide,
+		walk_cb cb, void *ctx)
 {
 	git_revwalk *w = NULL;
 	git_commit *c;
@@ -264,10 +265,10 @@ int walk(git_repository *repo, const git_oid *push,
 	int rc = 0, e;
 
 	if (git_revwalk_new(&w, repo))
-		return git_fail("cannot walk", git_oid_tostr_s(push));
+		return stable_git_fail("cannot walk", git_oid_tostr_s(push));
 	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	if (git_revwalk_push(w, push) || (hide && git_revwalk_hide(w, hide))) {
-		rc = git_fail("cannot walk", git_oid_tostr_s(push));
+		rc = stable_git_fail("cannot walk", git_oid_tostr_s(push));
 		goto out;
 	}
 	while (!rc && !(e = git_revwalk_next(&id, w))) {
@@ -277,8 +278,8 @@ int walk(git_repository *repo, const git_oid *push,
 			break;
 		}
 		if (git_commit_lookup(&c, repo, &id)) {
-			rc = git_fail("cannot read commit",
-				      git_oid_tostr_s(&id));
+			rc = stable_git_fail("cannot read commit",
+					     git_oid_tostr_s(&id));
 			break;
 		}
 		if (git_commit_parentcount(c) <= 1)
@@ -286,7 +287,7 @@ int walk(git_repository *repo, const git_oid *push,
 		git_commit_free(c);
 	}
 	if (!rc && e != GIT_ITEROVER)
-		rc = git_fail("cannot walk", git_oid_tostr_s(push));
+		rc = stable_git_fail("cannot walk", git_oid_tostr_s(push));
 out:
 	git_revwalk_free(w);
 	return rc;

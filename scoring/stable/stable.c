@@ -53,19 +53,19 @@ static int parse_range(git_oid *from, int *has_from, git_oid *to,
 
 	*has_from = 0;
 	if (!dots)
-		return peel_commit(to, repo, range);
+		return stable_peel_commit(to, repo, range);
 	if (dots[2] == '.')
 		return pt_error_set(PT_EINVAL, "range '%s': use A..B, not "
 				    "A...B", range);
 	a = pt_strndup(range, (size_t)(dots - range));
 	if (!a)
 		return PT_ENOMEM;
-	rc = peel_commit(from, repo, *a ? a : "HEAD");
+	rc = stable_peel_commit(from, repo, *a ? a : "HEAD");
 	free(a);
 	if (rc)
 		return rc;
 	*has_from = 1;
-	return peel_commit(to, repo, dots[2] ? dots + 2 : "HEAD");
+	return stable_peel_commit(to, repo, dots[2] ? dots + 2 : "HEAD");
 }
 
 static int analyse(struct stable_set *s, const struct stable_opts *o)
@@ -77,32 +77,34 @@ static int analyse(struct stable_set *s, const struct stable_opts *o)
 
 	rc = parse_range(&from, &has_from, &p->head, p->repo, o->range);
 	if (!rc)
-		rc = peel_commit(&p->tip, p->repo, o->branch);
+		rc = stable_peel_commit(&p->tip, p->repo, o->branch);
 	if (rc)
 		return rc;
 	if (git_merge_base(&p->base, p->repo, &p->tip, &p->head))
-		return git_fail("no merge base of the branch and", o->range);
+		return stable_git_fail("no merge base of the branch and",
+				       o->range);
 	git_oid_tostr(s->tip, sizeof(s->tip), &p->tip);
 	git_oid_tostr(s->base, sizeof(s->base), &p->base);
-	rc = walk(p->repo, &p->tip, &p->base, branch_cb, s);
+	rc = stable_walk(p->repo, &p->tip, &p->base, stable_branch_cb, s);
 	if (!rc)
-		rc = walk(p->repo, &p->head, &p->base, put_cb, &p->after_base);
+		rc = stable_walk(p->repo, &p->head, &p->base, stable_put_cb,
+				 &p->after_base);
 	if (!rc)
-		rc = walk(p->repo, &p->head, has_from ? &from : NULL,
-			  range_cb, s);
+		rc = stable_walk(p->repo, &p->head, has_from ? &from : NULL,
+				 stable_range_cb, s);
 	if (!rc)
-		rc = branch_patchids(p);
+		rc = stable_branch_patchids(p);
 	s->nmarkers = p->upstream.len;
 	for (i = 0; i < s->n && !rc; i++)
-		rc = match_commit(s, i);
+		rc = stable_match_commit(s, i);
 	if (!rc)
-		rc = base_history(s);
+		rc = stable_base_history(s);
 	for (i = 0; i < s->n && !rc; i++)
-		rc = check_targets(s, i);
+		rc = stable_check_targets(s, i);
 	for (i = 0; i < s->n && !rc; i++)
-		rc = check_cites(s, i);
+		rc = stable_check_cites(s, i);
 	if (!rc)
-		rc = find_series(s);
+		rc = stable_find_series(s);
 	if (!rc && !o->no_deps)
 		rc = stable_deps(s, NULL);
 	for (i = 0; i < s->n && !rc && o->check_apply; i++)
@@ -149,22 +151,22 @@ void stable_set_free(struct stable_set *s)
 	for (i = 0; i < s->n; i++) {
 		free(s->c[i].subject);
 		free(s->c[i].author);
-		free_targets(&s->c[i]);
+		stable_free_targets(&s->c[i]);
 		free(s->c[i].deps);
 	}
 	free(s->c);
 	if (s->priv) {
-		oidmap_free(&s->priv->range);
-		oidmap_free(&s->priv->after_base);
-		oidmap_free(&s->priv->only);
-		oidmap_free(&s->priv->upstream);
-		oidmap_free(&s->priv->patchids);
-		oidmap_free(&s->priv->memo);
-		oidmap_free(&s->priv->queued);
-		oidmap_free(&s->priv->sigs);
-		oidmap_free(&s->priv->anc);
+		stable_oidmap_free(&s->priv->range);
+		stable_oidmap_free(&s->priv->after_base);
+		stable_oidmap_free(&s->priv->only);
+		stable_oidmap_free(&s->priv->upstream);
+		stable_oidmap_free(&s->priv->patchids);
+		stable_oidmap_free(&s->priv->memo);
+		stable_oidmap_free(&s->priv->queued);
+		stable_oidmap_free(&s->priv->sigs);
+		stable_oidmap_free(&s->priv->anc);
 		for (i = 0; s->priv->rch && i < s->n; i++)
-			changes_clear(&s->priv->rch[i]);
+			stable_changes_clear(&s->priv->rch[i]);
 		free(s->priv->rch);
 		free(s->priv->sk);
 		free(s->priv->b);

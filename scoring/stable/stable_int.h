@@ -78,50 +78,49 @@ typedef int (*blob_hunk_cb)(const git_diff_delta *d, const git_diff_hunk *h,
 typedef int (*walk_cb)(git_commit *c, void *ctx);
 
 /* repo.c: the oid map, libgit2 helpers, changed files, walks */
-struct oment *oidmap_get(const struct oidmap *m, const git_oid *id);
-int oidmap_put(struct oidmap *m, const git_oid *id, size_t val);
-void oidmap_free(struct oidmap *m);
-int git_fail(const char *what, const char *input);
-int resolve_commit(git_oid *out, git_repository *repo,
-		   const char *hex);
-int peel_commit(git_oid *out, git_repository *repo, const char *rev);
-void changes_clear(struct changes *ch);
-int commit_changes(struct changes *ch, git_repository *repo,
-		   const git_commit *c);
-int lookup_changes(struct changes *ch, git_repository *repo,
-		   const git_oid *id);
-int diff_file(git_repository *repo, const struct treediff_file *f,
-	      blob_hunk_cb hunk, blob_line_cb line, void *ctx);
-int changes_patchid(git_oid *out, git_repository *repo,
-		    const struct changes *ch);
-int walk(git_repository *repo, const git_oid *push,
-	 const git_oid *hide, walk_cb cb, void *ctx);
+struct oment *stable_oidmap_get(const struct oidmap *m, const git_oid *id);
+int stable_oidmap_put(struct oidmap *m, const git_oid *id, size_t val);
+void stable_oidmap_free(struct oidmap *m);
+int stable_git_fail(const char *what, const char *input);
+int stable_resolve_commit(git_oid *out, git_repository *repo, const char *hex);
+int stable_peel_commit(git_oid *out, git_repository *repo, const char *rev);
+void stable_changes_clear(struct changes *ch);
+int stable_commit_changes(struct changes *ch, git_repository *repo,
+			  const git_commit *c);
+int stable_lookup_changes(struct changes *ch, git_repository *repo,
+			  const git_oid *id);
+int stable_diff_file(git_repository *repo, const struct treediff_file *f,
+		     blob_hunk_cb hunk, blob_line_cb line, void *ctx);
+int stable_changes_patchid(git_oid *out, git_repository *repo,
+			   const struct changes *ch);
+int stable_walk(git_repository *repo, const git_oid *push, const git_oid *hide,
+		walk_cb cb, void *ctx);
 
 /* message.c: tags, fix wording and build facts of a message */
-int says_fix(const char *sum);
-void build_facts(struct stable_commit *sc,
-		 const struct treediff_file *f, size_t n);
-int read_tags(struct stable_commit *sc, git_repository *repo,
-	      const char *msg);
+int stable_says_fix(const char *sum);
+void stable_build_facts(struct stable_commit *sc, const struct treediff_file *f,
+			size_t n);
+int stable_read_tags(struct stable_commit *sc, git_repository *repo,
+		     const char *msg);
 
 /* range.c: the branch, the range, already in it, series */
-int put_cb(git_commit *c, void *ctx);
-int branch_cb(git_commit *c, void *ctx);
-int range_cb(git_commit *c, void *ctx);
-int maybe_patchid(git_oid *out, struct stable_priv *p,
-		  const struct changes *ch);
-int match_commit(struct stable_set *s, size_t i);
-int branch_patchids(struct stable_priv *p);
-int is_tagged_cand(const struct stable_set *s, size_t i);
-int find_series(struct stable_set *s);
+int stable_put_cb(git_commit *c, void *ctx);
+int stable_branch_cb(git_commit *c, void *ctx);
+int stable_range_cb(git_commit *c, void *ctx);
+int stable_maybe_patchid(git_oid *out, struct stable_priv *p,
+			 const struct changes *ch);
+int stable_match_commit(struct stable_set *s, size_t i);
+int stable_branch_patchids(struct stable_priv *p);
+int stable_is_tagged_cand(const struct stable_set *s, size_t i);
+int stable_find_series(struct stable_set *s);
 
 /* targets.c: applies to */
-int base_history(struct stable_set *s);
-int check_targets(struct stable_set *s, size_t i);
-int check_cites(struct stable_set *s, size_t i);
-void free_targets(struct stable_commit *sc);
+int stable_base_history(struct stable_set *s);
+int stable_check_targets(struct stable_set *s, size_t i);
+int stable_check_cites(struct stable_set *s, size_t i);
+void stable_free_targets(struct stable_commit *sc);
 
 /* deps.c: depends on */
-int add_dep(struct stable_commit *sc, size_t dep);
+int stable_add_dep(struct stable_commit *sc, size_t dep);
 
 #endif

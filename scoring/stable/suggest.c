@@ -105,7 +105,8 @@ static int format_fixes(char **out, git_repository *repo, const git_oid *id)
 	int rc;
 
 	if (git_commit_lookup(&c, repo, id))
-		return git_fail("cannot read commit", git_oid_tostr_s(id));
+		return stable_git_fail("cannot read commit",
+				       git_oid_tostr_s(id));
 	git_oid_tostr(hex, sizeof(hex), id);
 	rc = buf_addf(&b, "Fixes: %s (\"%s\")", hex,
 		      git_commit_summary(c) ? git_commit_summary(c) : "");
@@ -130,10 +131,11 @@ int stable_suggest_fixes(char **out, struct git_repository *repo,
 
 	*out = NULL;
 	memset(&v, 0, sizeof(v));
-	rc = peel_commit(&at, repo, rev ? rev : "HEAD");
+	rc = stable_peel_commit(&at, repo, rev ? rev : "HEAD");
 	if (!rc && (git_commit_lookup(&c, repo, &at) ||
 		    git_commit_tree(&tree, c)))
-		rc = git_fail("cannot read the tree of", rev ? rev : "HEAD");
+		rc = stable_git_fail("cannot read the tree of",
+				     rev ? rev : "HEAD");
 	for (f = 0; f < p->nfiles && !rc && files < STABLE_BLAME_FILES; f++) {
 		const struct patch_file *pf = &p->files[f];
 		git_tree_entry *te = NULL;

@@ -17,7 +17,7 @@
 static int target_backported(struct stable_set *s, const git_oid *id)
 {
 	struct stable_priv *p = s->priv;
-	struct oment *e = oidmap_get(&p->range, id);
+	struct oment *e = stable_oidmap_get(&p->range, id);
 	struct changes ch;
 	git_oid pid;
 	int rc;
@@ -25,15 +25,15 @@ static int target_backported(struct stable_set *s, const git_oid *id)
 	if (!p->patchids.len)
 		return 0;
 	if (e)
-		return 0; /* a range commit: match_commit has decided */
-	rc = lookup_changes(&ch, p->repo, id);
+		return 0; /* a range commit: stable_match_commit has decided */
+	rc = stable_lookup_changes(&ch, p->repo, id);
 	if (rc)
 		return rc;
-	rc = maybe_patchid(&pid, p, &ch);
-	changes_clear(&ch);
+	rc = stable_maybe_patchid(&pid, p, &ch);
+	stable_changes_clear(&ch);
 	if (rc <= 0)
 		return rc;
-	return oidmap_get(&p->patchids, &pid) != NULL;
+	return stable_oidmap_get(&p->patchids, &pid) != NULL;
 }
 
 /* 1 when the code of target is in the branch, 0 when not, < 0 error. */
@@ -43,22 +43,23 @@ static int target_present(struct stable_set *s, const git_oid *id)
 	struct oment *e;
 	int r;
 
-	if (!git_oid_cmp(id, &p->tip) || oidmap_get(&p->only, id) ||
-	    oidmap_get(&p->upstream, id))
+	if (!git_oid_cmp(id, &p->tip) || stable_oidmap_get(&p->only, id) ||
+	    stable_oidmap_get(&p->upstream, id))
 		return 1;
-	e = oidmap_get(&p->range, id);
+	e = stable_oidmap_get(&p->range, id);
 	if (e && s->c[e->val].match != STABLE_MATCH_NONE)
 		return 1;
-	e = oidmap_get(&p->memo, id);
+	e = stable_oidmap_get(&p->memo, id);
 	if (e)
 		return e->val == 1;
-	if (oidmap_get(&p->after_base, id))
+	if (stable_oidmap_get(&p->after_base, id))
 		r = target_backported(s, id);
 	else
-		r = !git_oid_cmp(id, &p->base) || oidmap_get(&p->anc, id);
+		r = !git_oid_cmp(id, &p->base) ||
+		    stable_oidmap_get(&p->anc, id);
 	if (r < 0)
 		return r;
-	if (oidmap_put(&p->memo, id, r ? 1 : 2))
+	if (stable_oidmap_put(&p->memo, id, r ? 1 : 2))
 		return PT_ENOMEM;
 	return r;
 }
@@ -71,8 +72,10 @@ static int64_t target_time(struct stable_priv *p, const char *hex)
 	int64_t t;
 
 	git_oid_fromstr(&id, hex);
-	if (oidmap_get(&p->after_base, &id) || oidmap_get(&p->only, &id) ||
-	    oidmap_get(&p->upstream, &id) || git_commit_lookup(&c, p->repo, &id))
+	if (stable_oidmap_get(&p->after_base, &id) ||
+	    stable_oidmap_get(&p->only, &id) ||
+	    stable_oidmap_get(&p->upstream, &id) ||
+	    git_commit_lookup(&c, p->repo, &id))
 		return -1;
 	t = (int64_t)git_commit_time(c);
 	git_commit_free(c);
@@ -85,7 +88,7 @@ static int64_t target_time(struct stable_priv *p, const char *hex)
  * per target (git_graph_descendant_of costs ~8 ms each on DPDK).  The
  * month allows for committer clocks that run backwards.
  */
-int base_history(struct stable_set *s)
+int stable_base_history(struct stable_set *s)
 {
 	struct stable_priv *p = s->priv;
 	int64_t oldest = INT64_MAX, t;
@@ -108,23 +111,23 @@ int base_history(struct stable_set *s)
 		return 0;
 	oldest -= 30 * 86400;
 	if (git_revwalk_new(&w, p->repo))
-		return git_fail("cannot walk", s->base);
+		return stable_git_fail("cannot walk", s->base);
 	git_revwalk_sorting(w, GIT_SORT_TIME);
 	if (git_revwalk_push(w, &p->base)) {
-		rc = git_fail("cannot walk", s->base);
+		rc = stable_git_fail("cannot walk", s->base);
 		goto out;
 	}
 	while (!rc && !(e = git_revwalk_next(&id, w))) {
 		if (git_commit_lookup(&c, p->repo, &id)) {
-			rc = git_fail("cannot read commit",
-				      git_oid_tostr_s(&id));
+			rc = stable_git_fail("cannot read commit",
+					     git_oid_tostr_s(&id));
 			break;
 		}
 		t = (int64_t)git_commit_time(c);
 		git_commit_free(c);
 		if (t < oldest)
 			break;
-		rc = oidmap_put(&p->anc, &id, 0);
+		rc = stable_oidmap_put(&p->anc, &id, 0);
 	}
 out:
 	git_revwalk_free(w);
@@ -145,7 +148,7 @@ static int any_present(struct stable_set *s, const struct stable_commit *sc)
 	return r;
 }
 
-void free_targets(struct stable_commit *sc)
+void stable_free_targets(struct stable_commit *sc)
 {
 	size_t k;
 
@@ -170,25 +173,27 @@ static int target_queued(struct stable_set *s, const git_oid *id)
 	struct oment *e;
 	int r, q = 0;
 
-	if (!oidmap_get(&p->after_base, id) || oidmap_get(&p->range, id))
+	if (!stable_oidmap_get(&p->after_base, id) ||
+	    stable_oidmap_get(&p->range, id))
 		return 0;
-	e = oidmap_get(&p->queued, id);
+	e = stable_oidmap_get(&p->queued, id);
 	if (e)
 		return e->val == 1;
 	if (git_commit_lookup(&c, p->repo, id))
-		return git_fail("cannot read commit", git_oid_tostr_s(id));
+		return stable_git_fail("cannot read commit",
+				       git_oid_tostr_s(id));
 	memset(&t, 0, sizeof(t));
-	r = read_tags(&t, p->repo, git_commit_message(c));
+	r = stable_read_tags(&t, p->repo, git_commit_message(c));
 	git_commit_free(c);
 	q = t.cc_stable || (t.has_fixes && !t.ntargets);
 	if (!r && !q) {
 		r = any_present(s, &t);
 		q = r > 0;
 	}
-	free_targets(&t);
+	stable_free_targets(&t);
 	if (r < 0)
 		return r;
-	if (oidmap_put(&p->queued, id, q ? 1 : 2))
+	if (stable_oidmap_put(&p->queued, id, q ? 1 : 2))
 		return PT_ENOMEM;
 	return q;
 }
@@ -215,13 +220,13 @@ static int pending_in_range(struct stable_set *s, size_t i)
 
 	for (k = 0; k < sc->ntargets; k++) {
 		git_oid_fromstr(&id, sc->targets[k]);
-		e = oidmap_get(&s->priv->range, &id);
+		e = stable_oidmap_get(&s->priv->range, &id);
 		if (!e || e->val >= i || !stable_is_candidate(s, e->val) ||
 		    !listed_in_range(&s->c[e->val]))
 			continue;
 		/* fixes a commit that is on its way to the branch */
 		sc->target = STABLE_TARGET_PENDING;
-		return add_dep(sc, e->val);
+		return stable_add_dep(sc, e->val);
 	}
 	return 0;
 }
@@ -248,7 +253,7 @@ static int pending_before(struct stable_set *s, size_t i)
 	return 0;
 }
 
-int check_targets(struct stable_set *s, size_t i)
+int stable_check_targets(struct stable_set *s, size_t i)
 {
 	struct stable_commit *sc = &s->c[i];
 	int r;
@@ -271,7 +276,7 @@ int check_targets(struct stable_set *s, size_t i)
 }
 
 /* Does the branch have the commit the changelog names? */
-int check_cites(struct stable_set *s, size_t i)
+int stable_check_cites(struct stable_set *s, size_t i)
 {
 	git_oid id;
 	int r;
