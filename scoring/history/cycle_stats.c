@@ -5,6 +5,7 @@
  * its table, JSON and SVG forms.
  */
 #include "scoring/history/cycle.h"
+#include "scoring/store/db_row.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,18 +151,9 @@ static int load_obs(struct cycle_stats *s, struct group *late,
 
 static int newest_date(int64_t *out, struct db *db, int64_t repo_id)
 {
-	sqlite3_stmt *st;
-	int rc;
-
-	rc = db_prepare(&st, db, "SELECT coalesce(newest, 0) FROM repos "
-			"WHERE id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	*out = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
-					       : 0;
-	sqlite3_finalize(st);
-	return 0;
+	return db_get_int64(out, db,
+			    "SELECT coalesce(newest, 0) FROM repos WHERE id = ?",
+			    repo_id);
 }
 
 /* Name each row and say in words what it holds. */

@@ -25,6 +25,7 @@
 #include "scoring/history/histfeat.h"
 #include "scoring/history/history_int.h"
 #include "scoring/history/labels.h"
+#include "scoring/store/db_row.h"
 
 static double now_s(void)
 {
@@ -203,18 +204,14 @@ static int save_tip(struct db *db, int64_t id, git_repository *repo,
 
 static int count_commits(size_t *out, struct db *db, int64_t repo_id)
 {
-	sqlite3_stmt *st;
-	int rc;
+	int64_t n;
+	int rc = db_get_int64(&n, db,
+			      "SELECT count(*) FROM commits WHERE repo_id = ?",
+			      repo_id);
 
-	rc = db_prepare(&st, db, "SELECT count(*) FROM commits WHERE "
-			"repo_id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	*out = sqlite3_step(st) == SQLITE_ROW
-		       ? (size_t)sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
-	return 0;
+	if (!rc)
+		*out = (size_t)n;
+	return rc;
 }
 
 static unsigned nthreads(const struct mine_opts *o)

@@ -15,6 +15,7 @@
 
 #include "scoring/patch/patch.h"
 #include "scoring/store/db.h"
+#include "scoring/store/db_row.h"
 #include "scoring/util/strmap.h"
 
 #define TXN_COMMITS 4000   /* commits per write transaction */
@@ -182,14 +183,12 @@ int mine_writer_open(struct writer *w, struct db *db, git_repository *repo,
 		git_error_clear();
 		w->mm = NULL;
 	}
-	rc = db_prepare(&st, db, "SELECT coalesce(max(seq) + 1, 0) FROM "
-			"commits WHERE repo_id = ?");
+	rc = db_get_int64(&w->seq, db,
+			  "SELECT coalesce(max(seq) + 1, 0) FROM commits "
+			  "WHERE repo_id = ?",
+			  repo_id);
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		w->seq = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
 	rc = db_prepare(&st, db, "SELECT id, email FROM people");
 	if (rc)
 		return rc;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "scoring/store/config.h"
+#include "scoring/store/db_row.h"
 #include "scoring/patch/patch.h"
 #include "scoring/util/strmap.h"
 
@@ -837,19 +838,17 @@ static int compute(struct lctx *x, struct labels_counts *out,
 
 static int count_with_fixes(size_t *out, struct db *db, int64_t repo_id)
 {
-	sqlite3_stmt *st;
-	int rc;
+	const int64_t args[] = { repo_id, TRAILER_FIXES };
+	int64_t n;
+	int rc = db_row_int64(&n, 1, db,
+			      "SELECT count(DISTINCT t.commit_id) FROM "
+			      "trailers t JOIN commits c ON c.id = t.commit_id "
+			      "WHERE c.repo_id = ? AND t.kind = ?",
+			      args, 2);
 
-	rc = db_prepare(&st, db, "SELECT count(DISTINCT t.commit_id) FROM "
-			"trailers t JOIN commits c ON c.id = t.commit_id "
-			"WHERE c.repo_id = ? AND t.kind = ?");
-	if (rc)
+	if (rc < 0)
 		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	sqlite3_bind_int(st, 2, TRAILER_FIXES);
-	*out = sqlite3_step(st) == SQLITE_ROW
-		       ? (size_t)sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
+	*out = (size_t)n;
 	return 0;
 }
 
@@ -889,37 +888,28 @@ int labels_compute(struct labels_counts *out, struct db *db,
 
 static int report_counts(struct buf *out, struct db *db, int64_t repo_id)
 {
-	sqlite3_stmt *st;
+	int64_t v[9];
 	int rc;
 
-	rc = db_prepare(&st, db,
-			"SELECT count(*), sum(how = 'full'), "
-			"sum(how = 'prefix'), sum(how = 'subject'), "
-			"sum(how = 'unresolved'), sum(why = 'not-mined'), "
-			"sum(trivial = 'nocode'), sum(trivial = 'spelling'), "
-			"sum(trivial = 'race') FROM fix_refs r JOIN commits c "
-			"ON c.id = r.commit_id WHERE c.repo_id = ?");
-	if (rc)
+	rc = db_row_int64(v, 9, db,
+			  "SELECT count(*), sum(how = 'full'), "
+			  "sum(how = 'prefix'), sum(how = 'subject'), "
+			  "sum(how = 'unresolved'), sum(why = 'not-mined'), "
+			  "sum(trivial = 'nocode'), sum(trivial = 'spelling'), "
+			  "sum(trivial = 'race') FROM fix_refs r JOIN commits c "
+			  "ON c.id = r.commit_id WHERE c.repo_id = ?",
+			  &repo_id, 1);
+	if (rc <= 0)
 		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		rc = buf_addf(out,
-			      "references:  %lld (full id %lld, prefix %lld, "
-			      "subject %lld, unresolved %lld; resolved to "
-			      "commits not mined %lld)\n"
-			      "trivial:     nocode %lld, spelling %lld, "
-			      "race %lld (references dropped)\n",
-			      (long long)sqlite3_column_int64(st, 0),
-			      (long long)sqlite3_column_int64(st, 1),
-			      (long long)sqlite3_column_int64(st, 2),
-			      (long long)sqlite3_column_int64(st, 3),
-			      (long long)sqlite3_column_int64(st, 4),
-			      (long long)sqlite3_column_int64(st, 5),
-			      (long long)sqlite3_column_int64(st, 6),
-			      (long long)sqlite3_column_int64(st, 7),
-			      (long long)sqlite3_column_int64(st, 8));
-	sqlite3_finalize(st);
-	return rc;
+	return buf_addf(out,
+			"references:  %lld (full id %lld, prefix %lld, "
+			"subject %lld, unresolved %lld; resolved to "
+			"commits not mined %lld)\n"
+			"trivial:     nocode %lld, spelling %lld, "
+			"race %lld (references dropped)\n",
+			(long long)v[0], (long long)v[1], (long long)v[2],
+			(long long)v[3], (long long)v[4], (long long)v[5],
+			(long long)v[6], (long long)v[7], (long long)v[8]);
 }
 
 static int report_unresolved(struct buf *out, struct db *db, int64_t repo_id)
@@ -952,28 +942,23 @@ static int report_unresolved(struct buf *out, struct db *db, int64_t repo_id)
 
 int labels_report(struct buf *out, struct db *db, int64_t repo_id)
 {
-	sqlite3_stmt *st;
+	int64_t v[5];
 	int rc;
 
-	rc = db_prepare(&st, db,
-			"SELECT count(*), sum(l.is_fix), sum(l.bug), "
-			"sum(l.trivial_only), sum(l.bug = 0 AND "
-			"l.negative_ok) FROM labels l JOIN commits c ON "
-			"c.id = l.commit_id WHERE c.repo_id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	if (sqlite3_step(st) == SQLITE_ROW)
+	rc = db_row_int64(v, 5, db,
+			  "SELECT count(*), sum(l.is_fix), sum(l.bug), "
+			  "sum(l.trivial_only), sum(l.bug = 0 AND "
+			  "l.negative_ok) FROM labels l JOIN commits c ON "
+			  "c.id = l.commit_id WHERE c.repo_id = ?",
+			  &repo_id, 1);
+	if (rc > 0)
 		rc = buf_addf(out,
 			      "commits:     %lld (fix %lld, bug-introducing "
 			      "%lld, only trivial fixes %lld, usable "
 			      "negatives %lld)\n",
-			      (long long)sqlite3_column_int64(st, 0),
-			      (long long)sqlite3_column_int64(st, 1),
-			      (long long)sqlite3_column_int64(st, 2),
-			      (long long)sqlite3_column_int64(st, 3),
-			      (long long)sqlite3_column_int64(st, 4));
-	sqlite3_finalize(st);
+			      (long long)v[0], (long long)v[1],
+			      (long long)v[2], (long long)v[3],
+			      (long long)v[4]);
 	if (!rc)
 		rc = report_counts(out, db, repo_id);
 	if (!rc)

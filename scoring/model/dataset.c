@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "scoring/patch/patch.h"
+#include "scoring/store/db_row.h"
 
 const char *dataset_task_name(enum dataset_task t)
 {
@@ -522,19 +523,17 @@ int dataset_parse_since(int64_t *out, const char *s)
 static int count_rows(size_t *n, struct db *db, int64_t repo_id,
 		      int64_t since)
 {
-	sqlite3_stmt *st;
-	int rc = db_prepare(&st, db,
-			    "SELECT count(*), max(newest) FROM commits c, "
-			    "repos r WHERE c.repo_id = ? AND r.id = c.repo_id "
-			    "AND c.commit_date >= ?");
+	const int64_t args[] = { repo_id, since };
+	int64_t v;
+	int rc = db_row_int64(&v, 1, db,
+			      "SELECT count(*), max(newest) FROM commits c, "
+			      "repos r WHERE c.repo_id = ? AND r.id = "
+			      "c.repo_id AND c.commit_date >= ?",
+			      args, 2);
 
-	if (rc)
+	if (rc < 0)
 		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	sqlite3_bind_int64(st, 2, since);
-	*n = sqlite3_step(st) == SQLITE_ROW ? (size_t)sqlite3_column_int64(st, 0)
-					    : 0;
-	sqlite3_finalize(st);
+	*n = (size_t)v;
 	return 0;
 }
 

@@ -33,6 +33,7 @@
 #include "scoring/model/bughist.h"
 #include "scoring/model/features.h"
 #include "scoring/patch/trailer.h"
+#include "scoring/store/db_row.h"
 #include "scoring/util/strmap.h"
 
 #define MAX_FILE_ROWS 20000u   /* as features.c: newest changes per file */
@@ -465,22 +466,17 @@ int histsum_build(struct db *db, int64_t repo_id)
 
 int histsum_current(int *out, struct db *db, int64_t repo_id)
 {
-	sqlite3_stmt *st;
+	const int64_t args[] = { repo_id, HISTSUM_FORMAT };
+	int64_t v;
 	int rc;
 
-	*out = 0;
-	rc = db_prepare(&st, db,
-			"SELECT h.format = ?2 AND h.tip IS r.tip AND "
-			"h.mined_at IS r.mined_at FROM repos r JOIN "
-			"hist_state h ON h.repo_id = r.id WHERE r.id = ?1");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	sqlite3_bind_int(st, 2, HISTSUM_FORMAT);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*out = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return 0;
+	rc = db_row_int64(&v, 1, db,
+			  "SELECT h.format = ?2 AND h.tip IS r.tip AND "
+			  "h.mined_at IS r.mined_at FROM repos r JOIN "
+			  "hist_state h ON h.repo_id = r.id WHERE r.id = ?1",
+			  args, 2);
+	*out = (int)v;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- lookups ----------------------------------------------------------- */

@@ -15,6 +15,7 @@
 
 #include "scoring/model/features.h"
 #include "scoring/patch/trailer.h"
+#include "scoring/store/db_row.h"
 
 #define LISTFEAT_MAX_CHAIN 100
 #define LISTFEAT_MAX_REVIEWERS 64
@@ -187,39 +188,20 @@ static int asks_of(double out[4], struct db *db, const struct post *p,
 
 static int prev_of(int64_t *prev, struct db *db, int64_t id)
 {
-	sqlite3_stmt *st;
-	int rc;
-
-	*prev = 0;
-	rc = db_prepare(&st, db, "SELECT prev_patch_id FROM patches WHERE "
-			"id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*prev = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return 0;
+	return db_get_int64(prev, db,
+			    "SELECT prev_patch_id FROM patches WHERE id = ?",
+			    id);
 }
 
 static int series_depth(int64_t *out, struct db *db, int64_t sid)
 {
-	sqlite3_stmt *st;
-	int rc;
-
-	*out = 0;
-	rc = db_prepare(&st, db,
-			"WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 "
-			"UNION SELECT v.prev_series_id, depth + 1 FROM "
-			"series_versions v JOIN chain c ON v.series_id = c.id "
-			"WHERE depth < 100) SELECT max(depth) FROM chain");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, sid);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return 0;
+	return db_get_int64(out, db,
+			    "WITH RECURSIVE chain(id, depth) AS (SELECT ?1, 0 "
+			    "UNION SELECT v.prev_series_id, depth + 1 FROM "
+			    "series_versions v JOIN chain c ON v.series_id = "
+			    "c.id WHERE depth < 100) SELECT max(depth) FROM "
+			    "chain",
+			    sid);
 }
 
 /* This version's asks, then the earlier versions' along prev_patch_id. */
