@@ -143,22 +143,31 @@ int config_get_string(const struct config *c, const char *key,
 	return *out ? 0 : PT_ENOMEM;
 }
 
+/*
+ * What a git_config_get_*() result rc means for KEY: 1 when it is not
+ * set, 0 when it was read, else an error saying it is not WHAT.
+ */
+static int got(const struct config *c, const char *key, int rc,
+	       const char *what)
+{
+	if (rc == GIT_ENOTFOUND)
+		return 1;
+	if (rc < 0)
+		return pt_error_set(PT_EINVAL, "config '%s': %s is not %s",
+				    c->path, key, what);
+	return 0;
+}
+
 int config_get_int(const struct config *c, const char *key, long def,
 		   long *out)
 {
 	int64_t v;
 	int rc;
 
-	rc = git_config_get_int64(&v, c->cfg, key);
-	if (rc == GIT_ENOTFOUND) {
-		*out = def;
-		return 0;
-	}
+	rc = got(c, key, git_config_get_int64(&v, c->cfg, key), "a number");
 	if (rc < 0)
-		return pt_error_set(PT_EINVAL,
-				    "config '%s': %s is not a number",
-				    c->path, key);
-	*out = (long)v;
+		return rc;
+	*out = rc ? def : (long)v;
 	return 0;
 }
 
@@ -190,16 +199,10 @@ int config_get_bool(const struct config *c, const char *key, int def,
 {
 	int v, rc;
 
-	rc = git_config_get_bool(&v, c->cfg, key);
-	if (rc == GIT_ENOTFOUND) {
-		*out = def;
-		return 0;
-	}
+	rc = got(c, key, git_config_get_bool(&v, c->cfg, key), "a boolean");
 	if (rc < 0)
-		return pt_error_set(PT_EINVAL,
-				    "config '%s': %s is not a boolean",
-				    c->path, key);
-	*out = v;
+		return rc;
+	*out = rc ? def : v;
 	return 0;
 }
 
