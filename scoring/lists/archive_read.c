@@ -261,38 +261,6 @@ out:
 
 /* ---- mbox ---------------------------------------------------------- */
 
-/*
- * The separator test of mbox.c ("From ADDR ... hh:mm"), repeated here so
- * that the stream can be cut at the same places before mbox_foreach sees
- * each piece.
- */
-static int is_from_line(const char *s, size_t len)
-{
-	const char *e = s + len, *p;
-
-	if (len < 8 || memcmp(s, "From ", 5))
-		return 0;
-	for (p = s + 5; p < e && *p != ' ' && *p != '\t' && *p != '\n'; p++)
-		;
-	if (p == s + 5 || p >= e || *p == '\n')
-		return 0;
-	for (; p + 5 <= e; p++)
-		if (isdigit((unsigned char)p[0]) &&
-		    isdigit((unsigned char)p[1]) && p[2] == ':' &&
-		    isdigit((unsigned char)p[3]) && isdigit((unsigned char)p[4]))
-			return 1;
-	return 0;
-}
-
-static int is_blank_line(const char *s, size_t len)
-{
-	if (len && s[len - 1] == '\n')
-		len--;
-	if (len && s[len - 1] == '\r')
-		len--;
-	return len == 0;
-}
-
 struct mbox_stream {
 	struct buf b;         /* undelivered bytes; b.ptr[start] begins a
 				 message (or the stream) */
@@ -364,12 +332,12 @@ static int mbox_scan(struct mbox_stream *m, int eof)
 			break;
 		len = nl ? (size_t)(nl - s) + 1 : m->b.len - m->scan;
 		if (m->prev_blank && (m->scan > m->start || m->discard) &&
-		    is_from_line(s, len)) {
+		    mbox_is_from_line(s, len)) {
 			rc = mbox_deliver(m, m->scan);
 			if (rc)
 				return rc;
 		}
-		m->prev_blank = is_blank_line(s, len);
+		m->prev_blank = mbox_is_blank(s, len);
 		m->scan += len;
 		if (m->scan - m->start > PT_MAX_MAIL_SIZE && !m->discard) {
 			/* too big: count it now, drop it up to the next one */

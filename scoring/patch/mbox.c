@@ -35,24 +35,20 @@ static int next_line(const char *buf, size_t len, size_t *pos,
 	return 1;
 }
 
-static int is_blank(const struct mline *l)
+int mbox_is_blank(const char *s, size_t len)
 {
-	size_t n = l->len;
-
-	if (n && l->s[n - 1] == '\n')
-		n--;
-	if (n && l->s[n - 1] == '\r')
-		n--;
-	return n == 0;
+	if (len && s[len - 1] == '\n')
+		len--;
+	if (len && s[len - 1] == '\r')
+		len--;
+	return len == 0;
 }
 
-/* "From ADDR <anything with hh:mm>" */
-static int is_from_line(const struct mline *l)
+int mbox_is_from_line(const char *s, size_t len)
 {
-	const char *s = l->s, *e = l->s + l->len;
-	const char *p;
+	const char *e = s + len, *p;
 
-	if (l->len < 8 || memcmp(s, "From ", 5))
+	if (len < 8 || memcmp(s, "From ", 5))
 		return 0;
 	for (p = s + 5; p < e && *p != ' ' && *p != '\t' && *p != '\n'; p++)
 		;
@@ -116,7 +112,7 @@ int mbox_foreach(const char *buf, size_t len, mbox_cb cb, void *ctx)
 
 	if (only_blank(buf, len))
 		return 0;
-	if (!next_line(buf, len, &pos, &l) || !is_from_line(&l)) {
+	if (!next_line(buf, len, &pos, &l) || !mbox_is_from_line(l.s, l.len)) {
 		rc = cb(buf, len, 0, ctx);
 		return rc < 0 ? rc : 0;
 	}
@@ -124,14 +120,14 @@ int mbox_foreach(const char *buf, size_t len, mbox_cb cb, void *ctx)
 	buf_init(&m, PT_MAX_MAIL_SIZE);
 	pos = 0;
 	while (next_line(buf, len, &pos, &l)) {
-		if (prev_blank && is_from_line(&l)) {
+		if (prev_blank && mbox_is_from_line(l.s, l.len)) {
 			if (open && (rc = deliver(&m, index++, cb, ctx)))
 				goto out;
 			open = 1;
 			prev_blank = 0;
 			continue;
 		}
-		prev_blank = is_blank(&l);
+		prev_blank = mbox_is_blank(l.s, l.len);
 		skip = unescape_len(&l, rd);
 		rc = buf_add(&m, l.s + skip, l.len - skip);
 		if (rc) {

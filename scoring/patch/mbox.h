@@ -17,5 +17,12 @@
  */
 typedef int (*mbox_cb)(const char *msg, size_t len, size_t index, void *ctx);
 int mbox_foreach(const char *buf, size_t len, mbox_cb cb, void *ctx);
+/*
+ * The line s[0..len) (with or without its LF) is a separator, "From ADDR
+ * <anything with hh:mm>", or is blank (CRLF too); for readers that cut
+ * a stream at the places mbox_foreach would.
+ */
+int mbox_is_from_line(const char *s, size_t len);
+int mbox_is_blank(const char *s, size_t len);
 
 #endif
