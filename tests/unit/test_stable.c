@@ -55,16 +55,12 @@ static void rev(char out[41], const char *name)
 	assert_int_equal(strlen(out), 40);
 }
 
-/* Commit all changes with a message given as printf arguments. */
-static void commit(const char *fmt, ...)
+static void vcommit(const char *fmt, va_list ap)
 {
 	char msg[1024], path[128];
-	va_list ap;
 	FILE *f;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	snprintf(path, sizeof(path), "%s/.msg", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -73,9 +69,33 @@ static void commit(const char *fmt, ...)
 	sh("git add -A . ':!.msg' && git commit -q -F .msg");
 }
 
+/* Commit all changes with a message given as printf arguments. */
+static void commit(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vcommit(fmt, ap);
+	va_end(ap);
+}
+
 static void set_line(const char *file, int line, const char *text)
 {
 	sh("sed -i '%ds/.*/%s/' %s", line, text, file);
+}
+
+/* Set file's line to text, commit (printf message), its id in out if any. */
+static void edit(char out[41], const char *file, int line, const char *text,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	set_line(file, line, text);
+	va_start(ap, fmt);
+	vcommit(fmt, ap);
+	va_end(ap);
+	if (out)
+		rev(out, "HEAD");
 }
 
 struct names {
@@ -117,34 +137,23 @@ static void build_repo(void)
 	sh("git init -q -b main . && git config commit.gpgsign false");
 	sh("for f in a b c d g; do seq 1 20 > $f.c; done");
 	commit("base: initial import\n");
-	set_line("a.c", 10, "int check(void) { return x < 10; }");
-	commit("a: add the bound check\n");
-	rev(N.c1, "HEAD");
-	set_line("g.c", 20, "knob twenty");
-	commit("g: add the knob\n");
-	rev(N.c2, "HEAD");
+	edit(N.c1, "a.c", 10, "int check(void) { return x < 10; }",
+	     "a: add the bound check\n");
+	edit(N.c2, "g.c", 20, "knob twenty", "g: add the knob\n");
 	sh("git tag v1");
 	sh("git branch stable v1");
 
 	/* the stable branch's own change to c.c line 15 */
 	sh("git checkout -q stable");
-	set_line("c.c", 15, "stable only");
-	commit("c: stable-only tweak\n");
+	edit(NULL, "c.c", 15, "stable only", "c: stable-only tweak\n");
 	sh("git checkout -q main");
 
-	set_line("a.c", 3, "fixed three");
-	commit("a: fix off-by-one in the loop\n\nSigned-off-by: Ann "
-	       "<ann@example.org>\n");
-	rev(N.m1, "HEAD");
-	set_line("b.c", 5, "freed five");
-	commit("b: fix a leak on the error path\n");
-	rev(N.m2, "HEAD");
-	set_line("c.c", 5, "checked five");
-	commit("c: fix a crash on close\n");
-	rev(N.m3, "HEAD");
-	set_line("d.c", 7, "bounded seven");
-	commit("d: fix the loop bound\n");
-	rev(N.m4, "HEAD");
+	edit(N.m1, "a.c", 3, "fixed three",
+	     "a: fix off-by-one in the loop\n\nSigned-off-by: Ann "
+	     "<ann@example.org>\n");
+	edit(N.m2, "b.c", 5, "freed five", "b: fix a leak on the error path\n");
+	edit(N.m3, "c.c", 5, "checked five", "c: fix a crash on close\n");
+	edit(N.m4, "d.c", 7, "bounded seven", "d: fix the loop bound\n");
 	sh("printf 'int e(void)\\n{\\n\\treturn 0;\\n}\\n' > e.c");
 	commit("e: add a new feature\n");
 	rev(N.m5, "HEAD");
@@ -152,43 +161,33 @@ static void build_repo(void)
 	commit("e: fix a NULL dereference\n\nFixes: %.12s (\"e: add a new "
 	       "feature\")\nSigned-off-by: Ann <ann@example.org>\n", N.m5);
 	rev(N.m6, "HEAD");
-	set_line("a.c", 10, "int check(void) { return x <= 9; }");
-	commit("a: fix the bound check\n\nFixes: %.12s (\"a: add the bound "
-	       "check\")\nCc: stable@vger.kernel.org\nSigned-off-by: Ann "
-	       "<ann@example.org>\n", N.c1);
-	rev(N.m7, "HEAD");
-	set_line("a.c", 10, "int check(void) { return x >= 0 \\&\\& x <= 9; }");
-	commit("a: also reject negative values\n");
-	rev(N.m8, "HEAD");
-	set_line("c.c", 15, "main fifteen");
-	commit("c: fix the timeout\n\nCc: stable@dpdk.org\n");
-	rev(N.m9, "HEAD");
-	set_line("b.c", 18, "ordered eighteen");
-	commit("b: fix memory ordering\n");
-	rev(N.m10, "HEAD");
-	set_line("d.c", 15, "fifteen fixed");
-	commit("d: fix the fix of the bound check\n\nFixes: %.12s (\"a: fix "
-	       "the bound check\")\n", N.m7);
-	rev(N.m11, "HEAD");
+	edit(N.m7, "a.c", 10, "int check(void) { return x <= 9; }",
+	     "a: fix the bound check\n\nFixes: %.12s (\"a: add the bound "
+	     "check\")\nCc: stable@vger.kernel.org\nSigned-off-by: Ann "
+	     "<ann@example.org>\n", N.c1);
+	edit(N.m8, "a.c", 10,
+	     "int check(void) { return x >= 0 \\&\\& x <= 9; }",
+	     "a: also reject negative values\n");
+	edit(N.m9, "c.c", 15, "main fifteen",
+	     "c: fix the timeout\n\nCc: stable@dpdk.org\n");
+	edit(N.m10, "b.c", 18, "ordered eighteen", "b: fix memory ordering\n");
+	edit(N.m11, "d.c", 15, "fifteen fixed",
+	     "d: fix the fix of the bound check\n\nFixes: %.12s (\"a: fix "
+	     "the bound check\")\n", N.m7);
 	/* fixes a commit the branch took as a patch-id-only backport */
-	set_line("g.c", 2, "two fixed");
-	commit("g: fix the loop bound fix\n\nFixes: %.12s (\"d: fix the loop "
-	       "bound\")\n", N.m4);
-	rev(N.m12, "HEAD");
+	edit(N.m12, "g.c", 2, "two fixed",
+	     "g: fix the loop bound fix\n\nFixes: %.12s (\"d: fix the loop "
+	     "bound\")\n", N.m4);
 	/* DPDK style: the tags in a paragraph above the sign-offs */
-	set_line("g.c", 8, "eight fixed");
-	commit("g: fix the stats reset\n\nThe counters were not cleared.\n\n"
-	       "Fixes: %.12s (\"a: add the bound check\")\nCc: "
-	       "stable@dpdk.org\n\nSigned-off-by: Ann <ann@example.org>\n"
-	       "Acked-by: Bob <bob@example.org>\n", N.c1);
-	rev(N.m13, "HEAD");
+	edit(N.m13, "g.c", 8, "eight fixed",
+	     "g: fix the stats reset\n\nThe counters were not cleared.\n\n"
+	     "Fixes: %.12s (\"a: add the bound check\")\nCc: "
+	     "stable@dpdk.org\n\nSigned-off-by: Ann <ann@example.org>\n"
+	     "Acked-by: Bob <bob@example.org>\n", N.c1);
 	/* a Fixes: naming no commit of the repository */
-	set_line("g.c", 14, "fourteen fixed");
-	commit("g: fix a race\n\nFixes: deadbeef0123 (\"an old commit\")\n");
-	rev(N.m14, "HEAD");
-	set_line("g.c", 17, "debug seventeen");
-	commit("g: add a debug knob\n");
-	rev(N.m15, "HEAD");
+	edit(N.m14, "g.c", 14, "fourteen fixed",
+	     "g: fix a race\n\nFixes: deadbeef0123 (\"an old commit\")\n");
+	edit(N.m15, "g.c", 17, "debug seventeen", "g: add a debug knob\n");
 	sh("git revert --no-edit %s", N.m15);
 	rev(N.m16, "HEAD");
 	sh("git revert --no-edit %s", N.c2);
@@ -197,15 +196,15 @@ static void build_repo(void)
 	/* the backports */
 	sh("git checkout -q stable");
 	sh("git cherry-pick -x %s", N.m1);
-	set_line("b.c", 5, "freed five");
-	commit("b: fix a leak on the error path\n\n[ upstream commit %s ]\n",
-	       N.m2);
-	set_line("c.c", 5, "checked five");
-	commit("c: fix a crash on close\n\ncommit %s upstream.\n", N.m3);
+	edit(NULL, "b.c", 5, "freed five",
+	     "b: fix a leak on the error path\n\n[ upstream commit %s ]\n",
+	     N.m2);
+	edit(NULL, "c.c", 5, "checked five",
+	     "c: fix a crash on close\n\ncommit %s upstream.\n", N.m3);
 	sh("git cherry-pick %s && git commit -q --amend -m 'd: loop bound "
 	   "(backport)'", N.m4);
-	set_line("b.c", 18, "ordered eighteen");
-	commit("b: fix memory ordering\n\nUpstream commit %.12s.\n", N.m10);
+	edit(NULL, "b.c", 18, "ordered eighteen",
+	     "b: fix memory ordering\n\nUpstream commit %.12s.\n", N.m10);
 	sh("git checkout -q main");
 }
 
@@ -758,8 +757,7 @@ static void test_build_prereqs(void **state)
 	commit("base: initial import\n");
 	sh("git tag v1 && git branch stable v1");
 	sh("git checkout -q stable");
-	set_line("p.c", 3, "branch3");
-	commit("p: the branch's own change\n");
+	edit(NULL, "p.c", 3, "branch3", "p: the branch's own change\n");
 	sh("git checkout -q main");
 
 	change(ci, "echo y >> .ci/run.sh && echo y >> MAINTAINERS",
