@@ -32,6 +32,20 @@ static void done(struct parsed *p)
 	trailers_free(p->t, p->n);
 }
 
+/* Parse a trailer block of LINE and a sign-off; LINE must be of KIND. */
+static void parse_line(struct parsed *p, const char *line,
+		       enum trailer_kind kind)
+{
+	struct buf b = BUF_INIT;
+
+	assert_int_equal(
+		buf_addf(&b, "body\n\n%s\nSigned-off-by: A <a@b>\n", line), 0);
+	parse(p, b.ptr);
+	buf_free(&b);
+	assert_int_equal(p->n, 2);
+	assert_int_equal(p->t[0].kind, kind);
+}
+
 #define assert_str_or_null(a, b) do { \
 	if (b) assert_string_equal(a, b); else assert_null(a); } while (0)
 
@@ -218,23 +232,16 @@ static void test_fixes_forms(void **state)
 		{ "Fixes: https://bugzilla.kernel.org/1", NULL,
 		  "https://bugzilla.kernel.org/1" },
 	};
-	struct buf b = BUF_INIT;
 	struct parsed p;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		buf_reset(&b);
-		buf_addf(&b, "body\n\n%s\nSigned-off-by: A <a@b>\n",
-			 c[i].line);
-		parse(&p, b.ptr);
-		assert_int_equal(p.n, 2);
-		assert_int_equal(p.t[0].kind, TRAILER_FIXES);
+		parse_line(&p, c[i].line, TRAILER_FIXES);
 		assert_str_or_null(p.t[0].fixes_sha, c[i].sha);
 		assert_str_or_null(p.t[0].fixes_subject, c[i].subject);
 		done(&p);
 	}
-	buf_free(&b);
 }
 
 static void test_stable_forms(void **state)
@@ -252,23 +259,16 @@ static void test_stable_forms(void **state)
 		{ "Cc: netdev@vger.kernel.org", NULL, 0 },
 		{ "Cc: notstable@vger.kernel.org", NULL, 0 },
 	};
-	struct buf b = BUF_INIT;
 	struct parsed p;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		buf_reset(&b);
-		buf_addf(&b, "body\n\n%s\nSigned-off-by: A <a@b>\n",
-			 c[i].line);
-		parse(&p, b.ptr);
-		assert_int_equal(p.n, 2);
-		assert_int_equal(p.t[0].kind, TRAILER_CC);
+		parse_line(&p, c[i].line, TRAILER_CC);
 		assert_int_equal(p.t[0].is_stable, c[i].stable);
 		assert_str_or_null(p.t[0].comment, c[i].comment);
 		done(&p);
 	}
-	buf_free(&b);
 }
 
 static void test_persons(void **state)
