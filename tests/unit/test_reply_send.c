@@ -28,6 +28,28 @@
 #include "scoring/store/config.h"
 #include "bot/cmd/schema.h"
 
+/* Reply to p (a dry run when dry) and expect status; the reply is dropped. */
+static void reply_expect(const struct smtp_opts *o, const struct patch *p,
+			 const struct reply_in *in, int dry,
+			 enum reply_status want)
+{
+	struct reply_out out;
+
+	assert_int_equal(reply_for_patch(&out, E.pol, o, E.db, p, in, dry), 0);
+	assert_int_equal(out.status, want);
+	reply_out_clear(&out);
+}
+
+/* The outbox row of dedupe key key is in state want. */
+static void assert_row_state(const char *key, const char *want)
+{
+	char *st = rfx_outbox_field(key, "state");
+
+	assert_non_null(st);
+	assert_string_equal(st, want);
+	free(st);
+}
+
 /* ---- 2. never twice -------------------------------------------------- */
 
 static void test_not_sent_twice(void **state)
@@ -36,7 +58,7 @@ static void test_not_sent_twice(void **state)
 	struct reply_in in = rfx_risk_in(0.42);
 	struct reply_out out;
 	struct smtp_opts o;
-	char *first = NULL, *st;
+	char *first = NULL;
 
 	(void)state;
 	rfx_smtp_opts(&o, "plain");
@@ -50,19 +72,13 @@ static void test_not_sent_twice(void **state)
 	assert_string_equal(out.message_id, first);
 	reply_out_clear(&out);
 	/* a dry run says so too */
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 1), 0);
-	assert_int_equal(out.status, REPLY_ALREADY);
-	reply_out_clear(&out);
+	reply_expect(&o, p, &in, 1, REPLY_ALREADY);
 	/* another probability is the same reply (patch, model, kind) */
 	in.probability = 0.9;
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_ALREADY);
-	reply_out_clear(&out);
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
 
 	assert_int_equal(smtpsim_count(&E.plain), 1);
-	st = rfx_outbox_field(first, "state");
-	assert_string_equal(st, "sent");
-	free(st);
+	assert_row_state(first, "sent");
 	free(first);
 	smtp_opts_clear(&o);
 	patch_free(p);
@@ -98,20 +114,15 @@ static void test_sending_row_not_resent(void **state)
 	struct reply_in in = rfx_risk_in(0.42);
 	struct reply_out built, out;
 	struct smtp_opts o;
-	char *st;
 
 	(void)state;
 	rfx_smtp_opts(&o, "plain");
 	crash_left(OUTBOX_SENDING, &built, p, &in);
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_ALREADY);
-	reply_out_clear(&out);
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
 	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
 	assert_int_equal(out.status, REPLY_ALREADY);
 	assert_int_equal(smtpsim_count(&E.plain), 0);
-	st = rfx_outbox_field(built.message_id, "state");
-	assert_string_equal(st, "sending");
-	free(st);
+	assert_row_state(built.message_id, "sending");
 	reply_out_clear(&out);
 	reply_out_clear(&built);
 	smtp_opts_clear(&o);
@@ -122,20 +133,16 @@ static void test_intended_row_sent_once(void **state)
 {
 	struct patch *p = rfx_load("acme-v2-2.eml");
 	struct reply_in in = rfx_risk_in(0.42);
-	struct reply_out built, out;
+	struct reply_out built;
 	struct smtp_opts o;
-	char *msg, *env, *st, *v;
+	char *msg, *env, *v;
 	int n;
 
 	(void)state;
 	rfx_smtp_opts(&o, "plain");
 	crash_left(OUTBOX_INTENDED, &built, p, &in);
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_SENT);
-	reply_out_clear(&out);
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_ALREADY);
-	reply_out_clear(&out);
+	reply_expect(&o, p, &in, 0, REPLY_SENT);
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
 
 	/* exactly the recorded message went out, once */
 	rfx_one_message(&E.plain, &msg, &env);
@@ -143,9 +150,7 @@ static void test_intended_row_sent_once(void **state)
 	assert_int_equal(n, 1);
 	assert_non_null(strstr(v, built.message_id));
 	assert_string_equal(msg, built.message);
-	st = rfx_outbox_field(built.message_id, "state");
-	assert_string_equal(st, "sent");
-	free(st);
+	assert_row_state(built.message_id, "sent");
 	free(v);
 	free(msg);
 	free(env);
@@ -171,6 +176,15 @@ static char *row_state(void)
 
 	free(id);
 	return st;
+}
+
+/* The risk reply's outbox row is in state want. */
+static void assert_risk_row(const char *want)
+{
+	char *id = rfx_expected_msgid(PATCH_ID, MODEL, "risk");
+
+	assert_row_state(id, want);
+	free(id);
 }
 
 /* Answer SMTP commands until DATA is accepted; 0 when it was. */
@@ -201,7 +215,7 @@ out:
 	return rc;
 }
 
-static void kill_sender(enum kill_at at, char **state_after)
+static void kill_sender(enum kill_at at)
 {
 	struct patch *p = rfx_load("acme-v2-2.eml");
 	struct reply_in in = rfx_risk_in(0.42);
@@ -263,7 +277,6 @@ static void kill_sender(enum kill_at at, char **state_after)
 	assert_true(WIFSIGNALED(status));
 	close(fd);
 	close(lfd);
-	*state_after = row_state();
 	smtp_opts_clear(&o);
 	patch_free(p);
 }
@@ -272,27 +285,17 @@ static void test_killed_before_data_sent_once(void **state)
 {
 	struct patch *p = rfx_load("acme-v2-2.eml");
 	struct reply_in in = rfx_risk_in(0.42);
-	struct reply_out out;
 	struct smtp_opts o;
-	char *st;
 
 	(void)state;
-	kill_sender(KILL_BEFORE_GREETING, &st);
-	assert_non_null(st);
-	assert_string_equal(st, "intended");
-	free(st);
+	kill_sender(KILL_BEFORE_GREETING);
+	assert_risk_row("intended");
 
 	rfx_smtp_opts(&o, "plain");
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_SENT);
-	reply_out_clear(&out);
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_ALREADY);
-	reply_out_clear(&out);
+	reply_expect(&o, p, &in, 0, REPLY_SENT);
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
 	assert_int_equal(smtpsim_count(&E.plain), 1);
-	st = row_state();
-	assert_string_equal(st, "sent");
-	free(st);
+	assert_risk_row("sent");
 	smtp_opts_clear(&o);
 	patch_free(p);
 }
@@ -304,13 +307,10 @@ static void test_killed_after_data_not_resent(void **state)
 	struct outbox_row row;
 	struct reply_out out;
 	struct smtp_opts o;
-	char *st;
 
 	(void)state;
-	kill_sender(KILL_AFTER_DATA, &st);
-	assert_non_null(st);
-	assert_string_equal(st, "sending");
-	free(st);
+	kill_sender(KILL_AFTER_DATA);
+	assert_risk_row("sending");
 
 	rfx_smtp_opts(&o, "plain");
 	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
@@ -318,9 +318,7 @@ static void test_killed_after_data_not_resent(void **state)
 	assert_int_equal(store_outbox_get(E.db, out.message_id, &row), 0);
 	assert_int_equal(reply_resend(E.pol, &o, E.db, &row), PT_EINVAL);
 	assert_int_equal(smtpsim_count(&E.plain), 0);
-	st = row_state();
-	assert_string_equal(st, "sending");
-	free(st);
+	assert_risk_row("sending");
 	outbox_row_clear(&row);
 	reply_out_clear(&out);
 	smtp_opts_clear(&o);
@@ -371,7 +369,7 @@ static void test_server_down_then_resent_once(void **state)
 	struct resend_ctx c = { NULL, 0, 0 };
 	struct reply_out out;
 	struct smtp_opts down, o;
-	char *msg, *env, *from, *rcpts, *st, *id;
+	char *msg, *env, *from, *rcpts, *id;
 
 	(void)state;
 	rfx_smtp_opts(&down, "plain");
@@ -382,9 +380,7 @@ static void test_server_down_then_resent_once(void **state)
 			 PT_EAGAIN);
 	reply_out_clear(&out);
 	id = rfx_expected_msgid(PATCH_ID, MODEL, "risk");
-	st = rfx_outbox_field(id, "state");
-	assert_string_equal(st, "intended");
-	free(st);
+	assert_row_state(id, "intended");
 
 	rfx_smtp_opts(&o, "plain");
 	c.o = &o;
@@ -396,9 +392,7 @@ static void test_server_down_then_resent_once(void **state)
 	assert_int_equal(store_outbox_foreach(E.db, OUTBOX_INTENDED, resend_cb,
 					      &c), 0);
 	assert_int_equal(c.n, 0);
-	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0), 0);
-	assert_int_equal(out.status, REPLY_ALREADY);
-	reply_out_clear(&out);
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
 
 	rfx_one_message(&E.plain, &msg, &env);
 	rcpts = rfx_env_rcpts(env, &from);
@@ -406,9 +400,7 @@ static void test_server_down_then_resent_once(void **state)
 	assert_string_equal(rcpts, "alice@maint.example, bob@rev.example, "
 				   "dave@net.example, netdev@vger.kernel.org, "
 				   "rene.mueller@example.de");
-	st = rfx_outbox_field(id, "state");
-	assert_string_equal(st, "sent");
-	free(st);
+	assert_row_state(id, "sent");
 	free(rcpts);
 	free(from);
 	free(msg);
