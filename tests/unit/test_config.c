@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "scoring/store/config.h"
+#include "tmpdir.h"
 
 static char dir[64];
 
@@ -45,17 +46,13 @@ static struct config *open_cfg(const char *text)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-cfg-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tmpdir_make(dir, sizeof(dir), "cfg");
 }
 
 static int teardown(void **state)
 {
-	char cmd[160];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 static void test_typed_lookups(void **state)

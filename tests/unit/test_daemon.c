@@ -16,23 +16,20 @@
 
 #include "bot/sys/daemon.h"
 #include "scoring/util/pt.h"
+#include "tmpdir.h"
 
 static char dir[64];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-daemon-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tmpdir_make(dir, sizeof(dir), "daemon");
 }
 
 static int teardown(void **state)
 {
-	char cmd[160];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 static void test_second_instance_refused(void **state)

@@ -22,6 +22,7 @@
 #include "bot/cmd/schema.h"
 #include "scoring/model/schema.h"
 #include "scoring/store/db.h"
+#include "tmpdir.h"
 
 static char dir[64];
 static char path[128];
@@ -29,8 +30,7 @@ static char path[128];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-db-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tmpdir_make(dir, sizeof(dir), "db"))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	return 0;
@@ -38,11 +38,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[160];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 static int scalar_int(struct db *db, const char *sql)

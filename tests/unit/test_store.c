@@ -16,6 +16,7 @@
 
 #include "bot/outbox/store.h"
 #include "bot/cmd/schema.h"
+#include "tmpdir.h"
 
 static char dir[64];
 static struct db *db;
@@ -25,8 +26,7 @@ static int setup(void **state)
 	char path[128];
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s", "/tmp/pt-store-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tmpdir_make(dir, sizeof(dir), "store"))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	return db_open(&db, path, &bot_db_owners);
@@ -34,12 +34,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[160];
-
 	(void)state;
 	db_close(db);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 static void test_queue_order_and_finish(void **state)
