@@ -5,12 +5,11 @@ string and character literals blanked out, for a call of sprintf,
 vsprintf, strcpy, strcat, strncpy, strncat, atoi, atol, atoll, atof,
 gets or strtok (the name as a word, then '(').  Prints one line per
 use: FILE:LINE: banned FUNC (use ...), and exits 1 if there is any."""
-import os
 import re
 import sys
 
-TOP = os.environ.get('PT_SOURCE_DIR') or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), '..', '..')
+from styleutil import report, sources
+
 DIRS = ('scoring', 'bot', 'tests')
 
 USE = {
@@ -61,33 +60,21 @@ def blank(text):
 def check():
     bad = []
     for d in DIRS:
-        for root, dirs, files in os.walk(os.path.join(TOP, d)):
-            dirs.sort()
-            for f in sorted(files):
-                if not f.endswith(('.c', '.h')):
-                    continue
-                path = os.path.join(root, f)
-                rel = os.path.relpath(path, TOP)
-                with open(path, encoding='utf-8', errors='replace') as fh:
-                    text = blank(fh.read())
-                for n, line in enumerate(text.split('\n'), 1):
-                    for m in CALL.finditer(line):
-                        # a struct member of that name is not the function
-                        before = line[:m.start()].rstrip()
-                        if before.endswith(('.', '->')):
-                            continue
-                        name = m.group(1)
-                        bad.append(f'{rel}:{n}: banned {name} '
-                                   f'(use {USE[name]})')
+        for rel, text in sources(d, ('.c', '.h')):
+            for n, line in enumerate(blank(text).split('\n'), 1):
+                for m in CALL.finditer(line):
+                    # a struct member of that name is not the function
+                    before = line[:m.start()].rstrip()
+                    if before.endswith(('.', '->')):
+                        continue
+                    name = m.group(1)
+                    bad.append(f'{rel}:{n}: banned {name} '
+                               f'(use {USE[name]})')
     return bad
 
 
 def main():
-    bad = check()
-    for b in bad:
-        print(b)
-    print(f'banned: {len(bad)} use(s)')
-    return 1 if bad else 0
+    return report(check(), 'banned: {} use(s)')
 
 
 if __name__ == '__main__':

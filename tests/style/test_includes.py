@@ -9,8 +9,8 @@ import os
 import re
 import sys
 
-TOP = os.environ.get('PT_SOURCE_DIR') or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), '..', '..')
+from styleutil import TOP, report, sources
+
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -53,33 +53,24 @@ def check():
         for f in os.listdir(os.path.join(TOP, top)):
             if f.endswith(('.c', '.h', '.inc')):
                 bad.append(f'{top}/{f}: source outside a room')
-    for room, path in rs.items():
-        for f in sorted(os.listdir(path)):
-            if not f.endswith(('.c', '.h', '.inc')):
-                continue
-            rel = f'{room}/{f}'
-            with open(os.path.join(path, f), encoding='utf-8',
-                      errors='replace') as fh:
-                for n, line in enumerate(fh, 1):
-                    m = INC.match(line)
-                    if not m:
-                        continue
-                    h = m.group(1)
-                    target = '/'.join(h.split('/')[:2])
-                    if h.startswith('.') or target not in rs:
-                        bad.append(f'{rel}:{n}: include "{h}" does not '
-                                   'name its room from the project root')
-                    elif target not in allow[room]:
-                        bad.append(f'{rel}:{n}: {room} may not include {h}')
+    for room in rs:
+        for rel, text in sources(room, ('.c', '.h', '.inc'), recurse=False):
+            for n, line in enumerate(text.split('\n'), 1):
+                m = INC.match(line)
+                if not m:
+                    continue
+                h = m.group(1)
+                target = '/'.join(h.split('/')[:2])
+                if h.startswith('.') or target not in rs:
+                    bad.append(f'{rel}:{n}: include "{h}" does not '
+                               'name its room from the project root')
+                elif target not in allow[room]:
+                    bad.append(f'{rel}:{n}: {room} may not include {h}')
     return bad
 
 
 def main():
-    bad = check()
-    for b in bad:
-        print(b)
-    print(f'includes: {len(bad)} violation(s)')
-    return 1 if bad else 0
+    return report(check(), 'includes: {} violation(s)')
 
 
 if __name__ == '__main__':
