@@ -232,6 +232,24 @@ int config_strv_push(char ***v, size_t *n, const char *s)
 	return 0;
 }
 
+/*
+ * End a list built with config_strv_push(): on rc 0, *out is v (an empty
+ * list when nothing was pushed); else v is freed and rc returned.
+ */
+static int strv_finish(char ***out, char **v, int rc)
+{
+	if (!rc && !v) {
+		v = pt_calloc(1, sizeof(*v));
+		rc = v ? 0 : PT_ENOMEM;
+	}
+	if (rc) {
+		config_strv_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
 int config_get_all(const struct config *c, const char *key, char ***out)
 {
 	git_config_iterator *it = NULL;
@@ -246,16 +264,7 @@ int config_get_all(const struct config *c, const char *key, char ***out)
 	while (!rc && git_config_next(&e, it) == 0)
 		rc = config_strv_push(&v, &n, e->value ? e->value : "");
 	git_config_iterator_free(it);
-	if (!rc && !v) {
-		v = pt_calloc(1, sizeof(*v));
-		rc = v ? 0 : PT_ENOMEM;
-	}
-	if (rc) {
-		config_strv_free(v);
-		return rc;
-	}
-	*out = v;
-	return 0;
+	return strv_finish(out, v, rc);
 }
 
 int config_subsystems(const struct config *c, char ***out)
@@ -293,16 +302,7 @@ int config_subsystems(const struct config *c, char ***out)
 		free(name);
 	}
 	git_config_iterator_free(it);
-	if (!rc && !v) {
-		v = pt_calloc(1, sizeof(*v));
-		rc = v ? 0 : PT_ENOMEM;
-	}
-	if (rc) {
-		config_strv_free(v);
-		return rc;
-	}
-	*out = v;
-	return 0;
+	return strv_finish(out, v, rc);
 }
 
 void pt_secret_free(char *s)
