@@ -127,6 +127,20 @@ static int put_blob(struct db *db, sqlite3_stmt *ins, int64_t repo_id,
 	return step_done(db, ins, "saving a history summary");
 }
 
+/* A builder's query (?1 bound to repo_id) and insert, to finalise. */
+static int prepare_build(sqlite3_stmt **st, sqlite3_stmt **ins,
+			 struct db *db, int64_t repo_id, const char *sel,
+			 const char *ins_sql)
+{
+	int rc = db_prepare(st, db, sel);
+
+	if (!rc)
+		rc = db_prepare(ins, db, ins_sql);
+	if (!rc)
+		sqlite3_bind_int64(*st, 1, repo_id);
+	return rc;
+}
+
 static int build_files(struct db *db, int64_t repo_id)
 {
 	sqlite3_stmt *st = NULL, *ins = NULL;
@@ -135,23 +149,20 @@ static int build_files(struct db *db, int64_t repo_id)
 	size_t n = 0;
 	int rc;
 
-	rc = db_prepare(&st, db,
-			"SELECT f.path, c.commit_date, c.id, "
-			"coalesce(c.author_id, 0), f.status, "
-			"coalesce(f.old_lines, 0), f.added, f.removed, "
-			"f.binary, f.uncounted, l.bug, l.discovered, "
-			"coalesce(l.is_fix, 0) FROM commit_files f "
-			"JOIN commits c ON c.id = f.commit_id "
-			"LEFT JOIN labels l ON l.commit_id = c.id "
-			"WHERE c.repo_id = ? AND c.commit_date IS NOT NULL "
-			"ORDER BY f.path, c.commit_date, c.seq");
-	if (!rc)
-		rc = db_prepare(&ins, db,
-				"INSERT INTO hist_files (repo_id, path, n, "
-				"rows) VALUES (?, ?, ?, ?)");
+	rc = prepare_build(&st, &ins, db, repo_id,
+			   "SELECT f.path, c.commit_date, c.id, "
+			   "coalesce(c.author_id, 0), f.status, "
+			   "coalesce(f.old_lines, 0), f.added, f.removed, "
+			   "f.binary, f.uncounted, l.bug, l.discovered, "
+			   "coalesce(l.is_fix, 0) FROM commit_files f JOIN "
+			   "commits c ON c.id = f.commit_id LEFT JOIN labels "
+			   "l ON l.commit_id = c.id WHERE c.repo_id = ? AND "
+			   "c.commit_date IS NOT NULL ORDER BY f.path, "
+			   "c.commit_date, c.seq",
+			   "INSERT INTO hist_files (repo_id, path, n, rows) "
+			   "VALUES (?, ?, ?, ?)");
 	if (rc)
 		goto out;
-	sqlite3_bind_int64(st, 1, repo_id);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		const char *p = (const char *)sqlite3_column_text(st, 0);
 		const char *status = (const char *)sqlite3_column_text(st, 4);
@@ -251,20 +262,16 @@ static int build_author_tops(struct db *db, int64_t repo_id)
 	int64_t author = 0;
 	int rc;
 
-	rc = db_prepare(&st, db,
-			"SELECT c.author_id, c.id, c.commit_date, f.path "
-			"FROM commits c JOIN commit_files f ON "
-			"f.commit_id = c.id WHERE c.repo_id = ? AND "
-			"c.author_id IS NOT NULL AND c.commit_date IS NOT "
-			"NULL ORDER BY c.author_id, c.commit_date, c.id");
-	if (!rc)
-		rc = db_prepare(&ins, db,
-				"INSERT INTO hist_author_tops (repo_id, "
-				"author_id, top, n, rows) VALUES "
-				"(?, ?, ?, ?, ?)");
+	rc = prepare_build(&st, &ins, db, repo_id,
+			   "SELECT c.author_id, c.id, c.commit_date, f.path "
+			   "FROM commits c JOIN commit_files f ON "
+			   "f.commit_id = c.id WHERE c.repo_id = ? AND "
+			   "c.author_id IS NOT NULL AND c.commit_date IS NOT "
+			   "NULL ORDER BY c.author_id, c.commit_date, c.id",
+			   "INSERT INTO hist_author_tops (repo_id, "
+			   "author_id, top, n, rows) VALUES (?, ?, ?, ?, ?)");
 	if (rc)
 		goto out;
-	sqlite3_bind_int64(st, 1, repo_id);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		int64_t a = sqlite3_column_int64(st, 0);
 		int64_t id = sqlite3_column_int64(st, 1);
@@ -313,12 +320,9 @@ static int build_dated(struct db *db, int64_t repo_id, const char *sel,
 	size_t n = 0;
 	int rc;
 
-	rc = db_prepare(&st, db, sel);
-	if (!rc)
-		rc = db_prepare(&ins, db, ins_sql);
+	rc = prepare_build(&st, &ins, db, repo_id, sel, ins_sql);
 	if (rc)
 		goto out;
-	sqlite3_bind_int64(st, 1, repo_id);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		int64_t k = sqlite3_column_int64(st, 0);
 
@@ -381,18 +385,16 @@ static int build_components(struct db *db, int64_t repo_id)
 	struct strmap comps = STRMAP_INIT;
 	int rc;
 
-	rc = db_prepare(&st, db,
-			"SELECT c.subject, c.commit_date, l.bug, l.discovered "
-			"FROM commits c LEFT JOIN labels l ON l.commit_id = "
-			"c.id WHERE c.repo_id = ? AND c.commit_date IS NOT "
-			"NULL ORDER BY c.commit_date, c.seq");
-	if (!rc)
-		rc = db_prepare(&ins, db,
-				"INSERT INTO hist_components (repo_id, "
-				"component, n, rows) VALUES (?, ?, ?, ?)");
+	rc = prepare_build(&st, &ins, db, repo_id,
+			   "SELECT c.subject, c.commit_date, l.bug, "
+			   "l.discovered FROM commits c LEFT JOIN labels l "
+			   "ON l.commit_id = c.id WHERE c.repo_id = ? AND "
+			   "c.commit_date IS NOT NULL ORDER BY "
+			   "c.commit_date, c.seq",
+			   "INSERT INTO hist_components (repo_id, component, "
+			   "n, rows) VALUES (?, ?, ?, ?)");
 	if (rc)
 		goto out;
-	sqlite3_bind_int64(st, 1, repo_id);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		const char *subj = (const char *)sqlite3_column_text(st, 0);
 		size_t len = subject_component(subj);
