@@ -13,6 +13,7 @@
  * and answers the newest mainline tag as of a date.
  */
 #include "scoring/history/cycle.h"
+#include "scoring/store/db_row.h"
 
 #include <errno.h>
 #include <git2.h>
@@ -318,12 +319,8 @@ static int write_tags(struct db *db, int64_t repo_id, const struct rtag *tags,
 	size_t i;
 	int rc;
 
-	rc = db_prepare(&st, db, "DELETE FROM tags WHERE repo_id = ?");
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, repo_id);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(db, "clearing tags");
-	sqlite3_finalize(st);
+	rc = db_exec_id(db, "DELETE FROM tags WHERE repo_id = ?", repo_id,
+			"clearing tags");
 	if (!rc)
 		rc = db_prepare(&st, db, "INSERT INTO tags (repo_id, name, "
 				"sha, date, release, rc, ord, mainline) VALUES "

@@ -58,6 +58,7 @@
 #include "scoring/history/maintainers.h"
 #include "scoring/patch/patch.h"
 #include "scoring/patch/subject.h"
+#include "scoring/store/db_row.h"
 #include "scoring/util/strmap.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -265,19 +266,11 @@ static int clear_rows(struct hctx *x)
 		"DELETE FROM reviews WHERE commit_id IN (SELECT id FROM "
 		"commits WHERE repo_id = ?)",
 	};
-	sqlite3_stmt *st;
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < 2 && !rc; i++) {
-		rc = db_prepare(&st, x->db, sql[i]);
-		if (rc)
-			break;
-		sqlite3_bind_int64(st, 1, x->repo_id);
-		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(x->db, "clearing features");
-		sqlite3_finalize(st);
-	}
+	for (i = 0; i < 2 && !rc; i++)
+		rc = db_exec_id(x->db, sql[i], x->repo_id, "clearing features");
 	return rc;
 }
 

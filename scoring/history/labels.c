@@ -772,7 +772,6 @@ static void apply_refs(struct lctx *x, struct labels_counts *out)
 
 static int clear_tables(struct lctx *x)
 {
-	sqlite3_stmt *st;
 	static const char *const sql[] = {
 		"DELETE FROM fix_refs WHERE commit_id IN (SELECT id FROM "
 		"commits WHERE repo_id = ?)",
@@ -782,15 +781,8 @@ static int clear_tables(struct lctx *x)
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < 2 && !rc; i++) {
-		rc = db_prepare(&st, x->db, sql[i]);
-		if (rc)
-			break;
-		sqlite3_bind_int64(st, 1, x->repo_id);
-		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(x->db, "clearing labels");
-		sqlite3_finalize(st);
-	}
+	for (i = 0; i < 2 && !rc; i++)
+		rc = db_exec_id(x->db, sql[i], x->repo_id, "clearing labels");
 	return rc;
 }
 

@@ -1,5 +1,5 @@
 /*
- * db_row.c - one-row queries (see db_row.h).
+ * db_row.c - statements run once with integer parameters (db_row.h).
  */
 #include "scoring/store/db_row.h"
 
@@ -29,4 +29,17 @@ int db_get_int64(int64_t *out, struct db *db, const char *sql, int64_t arg)
 	int rc = db_row_int64(out, 1, db, sql, &arg, 1);
 
 	return rc < 0 ? rc : 0;
+}
+
+int db_exec_id(struct db *db, const char *sql, int64_t arg, const char *what)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(&st, db, sql);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, arg);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(db, what);
+	sqlite3_finalize(st);
+	return rc;
 }
