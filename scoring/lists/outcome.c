@@ -18,6 +18,7 @@
 
 #include "scoring/history/labels.h"
 #include "scoring/lists/outcome_int.h"
+#include "scoring/lists/thread.h"
 
 #define OUTCOME_MAX_ITEMS 256
 #define OUTCOME_ITEM_UNNUMBERED 1000
@@ -333,17 +334,6 @@ static int note_patch(struct outcome *o, const struct patch *p)
 	return rc;
 }
 
-static int reply_text(struct buf *out, const struct patch *p)
-{
-	int rc = 0;
-
-	if (p->message)
-		rc = buf_addstr(out, p->message);
-	if (!rc && p->notes)
-		rc = buf_addf(out, "\n---\n%s", p->notes);
-	return rc;
-}
-
 static int store_notice(struct outcome *o, const struct patch *p,
 			const char *kind, unsigned item, const char *subj,
 			const char *sha)
@@ -438,7 +428,7 @@ static int note_reply(struct outcome *o, const struct patch *p)
 	struct thread_bot bot;
 	int rc;
 
-	rc = reply_text(&text, p);
+	rc = thread_reply_body(&text, p);
 	if (rc)
 		goto out;
 	thread_detect_bot(p, text.ptr, &bot);

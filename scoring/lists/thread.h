@@ -90,6 +90,8 @@ struct thread_text {
 
 void thread_analyse_text(struct thread *t, const char *text, size_t len,
 			 struct thread_text *out);
+/* A reply's text: its message and, after "---", its notes. */
+int thread_reply_body(struct buf *out, const struct patch *p);
 
 struct thread_bot {
 	const char *name;          /* "0day", "kernelci", "syzbot",

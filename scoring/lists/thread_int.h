@@ -93,8 +93,6 @@ int thread_set_message_link(struct thread *t, const char *msgid,
 
 /* ---- replies (thread_review.c) ------------------------------------- */
 
-/* A reply's text: its message and, after "---", its notes. */
-int thread_reply_body(struct buf *out, const struct patch *p);
 int thread_add_reply(struct thread *t, const struct patch *p,
 		     struct thread_result *res);
 /*
