@@ -33,6 +33,7 @@
 #include "scoring/lists/outcome.h"
 #include "scoring/util/pt.h"
 #include "scoring/model/schema.h"
+#include "dbq.h"
 
 #define T0 1704103200 /* 2024-01-01 10:00 UTC */
 #define DAY 86400
@@ -296,14 +297,7 @@ static int teardown(void **state)
 
 static int64_t q(struct fx *f, const char *sql)
 {
-	sqlite3_stmt *st;
-	int64_t v = -1;
-
-	assert_int_equal(db_prepare(&st, f->db, sql), 0);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return dbq_int(f->db, sql);
 }
 
 static char *qs(struct fx *f, const char *sql)

@@ -22,6 +22,7 @@
 #include "bot/cmd/schema.h"
 #include "scoring/model/schema.h"
 #include "scoring/store/db.h"
+#include "dbq.h"
 #include "tmpdir.h"
 
 static char dir[64];
@@ -42,18 +43,6 @@ static int teardown(void **state)
 	return tmpdir_remove(dir);
 }
 
-static int scalar_int(struct db *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int v = -1;
-
-	assert_int_equal(db_prepare(&st, db, sql), 0);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 static void test_open_migrates_and_wal(void **state)
 {
 	struct db *db;
@@ -61,7 +50,7 @@ static void test_open_migrates_and_wal(void **state)
 
 	(void)state;
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
-	assert_int_equal(scalar_int(db, "PRAGMA user_version"),
+	assert_int_equal(dbq_int(db, "PRAGMA user_version"),
 			 db_schema_version());
 	assert_int_equal(db_prepare(&st, db, "PRAGMA journal_mode"), 0);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -184,7 +173,7 @@ static void test_fresh_schema_is_schema_13(void **state)
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);
-	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
+	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);
@@ -226,18 +215,18 @@ static void test_schema_12_database_opens(void **state)
 	sqlite3_close(h);
 
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
-	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
+	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);
 	assert_int_equal(db_kv_get(db, "run/last-pass", &v), 0);
 	assert_string_equal(v, "1700000000");
 	free(v);
-	assert_int_equal(scalar_int(db, "SELECT count(*) FROM work_queue"
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM work_queue"
 					" WHERE state = 'pending'"),
 			 1);
-	assert_int_equal(scalar_int(db, "SELECT last_id FROM pw_positions"),
+	assert_int_equal(dbq_int(db, "SELECT last_id FROM pw_positions"),
 			 42);
-	assert_int_equal(scalar_int(db, "SELECT count(*) FROM commits"), 1);
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM commits"), 1);
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);
@@ -341,9 +330,9 @@ static void test_scoring_owners_alone(void **state)
 	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);
-	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
+	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
 	assert_versions(db, 0, 0);
-	assert_int_equal(scalar_int(db, "SELECT count(*) FROM sqlite_master"
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM sqlite_master"
 					" WHERE name = 'work_queue'"),
 			 0);
 	db_close(db);
@@ -373,8 +362,8 @@ static void test_scoring_file_gains_bot_tables(void **state)
 	sorted_lines(&got, &text);
 	assert_string_equal(got.ptr, want.ptr);
 	assert_versions(db, 0, 1);
-	assert_int_equal(scalar_int(db, "SELECT count(*) FROM commits"), 1);
-	assert_int_equal(scalar_int(db, "SELECT count(*) FROM work_queue"), 0);
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM commits"), 1);
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM work_queue"), 0);
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);
@@ -418,8 +407,8 @@ static void test_schema_12_gains_versions(void **state)
 	schema_text(&got, db->h);
 	assert_string_equal(got.ptr, want.ptr);
 	assert_versions(db, 12, 1);
-	assert_int_equal(scalar_int(db, "PRAGMA user_version"), 12);
-	assert_int_equal(scalar_int(db, "SELECT count(*) FROM outbox"), 1);
+	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM outbox"), 1);
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);

@@ -30,6 +30,7 @@
 #include "scoring/model/histsum.h"
 #include "scoring/patch/patch.h"
 #include "scoring/model/schema.h"
+#include "dbq.h"
 
 static const char msg[] =
 	"The probe path dereferences the pointer returned by\n"
@@ -320,18 +321,6 @@ static void check_mail(struct fx *f, struct db *db, const char *shafile,
 	feat_vec_free(&mail);
 }
 
-static int64_t q_int(struct db *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v = -1;
-
-	assert_int_equal(db_prepare(&st, db, sql), 0);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 static void test_as_of(void **state)
 {
 	/* X: foo.c changed by 2 (none known buggy yet), Ann's 1, net's 2 */
@@ -370,7 +359,7 @@ static void test_as_of(void **state)
 	mine(&f, db);
 	vec_of(&after, &f, db, "x.sha", 0);
 	/* the rework X changed and X itself are now known buggy, later */
-	assert_int_equal(q_int(db, "SELECT count(*) FROM labels WHERE bug "
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM labels WHERE bug "
 			       "AND discovered > 3000000"), 2);
 	assert_true(same_vec(&before, &after));
 	check_bugs(&after, &wx);

@@ -19,6 +19,7 @@
 #include "scoring/util/pt.h"
 #include "scoring/lists/thread.h"
 #include "scoring/model/schema.h"
+#include "dbq.h"
 
 struct fx {
 	struct db *db;
@@ -72,14 +73,7 @@ static void add(struct fx *f, const char *name, struct thread_result *r)
 
 static int64_t q(struct fx *f, const char *sql)
 {
-	sqlite3_stmt *st;
-	int64_t v = -1;
-
-	assert_int_equal(db_prepare(&st, f->db, sql), 0);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return dbq_int(f->db, sql);
 }
 
 static int64_t patch_id(struct fx *f, const char *msgid)
