@@ -65,8 +65,7 @@
 
 static long commit_index(struct hctx *x, int64_t id)
 {
-	char b[24];
-	struct strmap_entry *e = strmap_get(&x->by_id, KEY(b, id));
+	struct strmap_entry *e = strmap_get_id(&x->by_id, id);
 
 	return e ? (long)e->v.i : -1;
 }
@@ -110,7 +109,6 @@ static int load_commits(struct hctx *x)
 		struct hcommit *c;
 		struct strmap_entry *e;
 		const char *mb = (const char *)sqlite3_column_text(st, 5);
-		char b[24];
 
 		rc = push(&x->c, &x->n, sizeof(*x->c));
 		if (rc)
@@ -127,8 +125,7 @@ static int load_commits(struct hctx *x)
 		c->bug = sqlite3_column_int(st, 6);
 		c->discovered = sqlite3_column_int64(st, 7);
 		c->is_fix = sqlite3_column_int(st, 8);
-		rc = strmap_put(&e, NULL, &x->by_id,
-				KEY(b, c->id));
+		rc = strmap_put_id(&e, NULL, &x->by_id, c->id);
 		if (!rc)
 			e->v.i = (int64_t)(x->n - 1);
 		if (!rc)
@@ -216,15 +213,14 @@ static int load_reviews(struct hctx *x)
 		return rc;
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		struct strmap_entry *e;
-		char b[24];
 		char *em = pt_strdup((const char *)sqlite3_column_text(st, 1));
 
 		if (!em) {
 			rc = PT_ENOMEM;
 			break;
 		}
-		rc = strmap_put(&e, NULL, &x->emails,
-				KEY(b, sqlite3_column_int64(st, 0)));
+		rc = strmap_put_id(&e, NULL, &x->emails,
+				   sqlite3_column_int64(st, 0));
 		if (rc) {
 			free(em);
 			break;

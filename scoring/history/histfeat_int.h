@@ -113,16 +113,6 @@ static inline int push(void *vp, size_t *n, size_t sz)
 	return 0;
 }
 
-/* KEY(b, id): b and its length, for the maps keyed by row id. */
-#define KEY(b, id) (b), idkey((b), sizeof(b), (id))
-
-static inline size_t idkey(char *buf, size_t sz, int64_t id)
-{
-	int n = snprintf(buf, sz, "%lld", (long long)id);
-
-	return n > 0 ? (size_t)n : 0;
-}
-
 /* Of the discovered dates D[0, n): how many are before DATE. */
 static inline int known_before(const int64_t *d, size_t n, int64_t date)
 {

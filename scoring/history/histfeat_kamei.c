@@ -173,7 +173,6 @@ static int experience(struct feat *ft, struct hctx *x, size_t ci, int *subs)
 	struct hcommit *c = &x->c[ci];
 	struct strmap_entry *e;
 	struct astate *a;
-	char b[24];
 	size_t i;
 	int rc;
 
@@ -181,7 +180,7 @@ static int experience(struct feat *ft, struct hctx *x, size_t ci, int *subs)
 		free(subs);
 		return 0;
 	}
-	rc = strmap_put(&e, NULL, &x->authors, KEY(b, c->author));
+	rc = strmap_put_id(&e, NULL, &x->authors, c->author);
 	if (!rc && !e->v.p && !(e->v.p = pt_calloc(1, sizeof(*a))))
 		rc = PT_ENOMEM;
 	if (rc) {

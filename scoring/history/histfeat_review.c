@@ -142,14 +142,12 @@ int histfeat_write_reviews(struct hctx *x, sqlite3_stmt *st,
 	int rc = 0;
 
 	for (i = 0; i < c->nrevs && !rc; i++) {
-		char b[24];
 		struct strmap_entry *e;
 		struct pstate *p;
 		const char *email;
 		size_t nb = 0;
 
-		rc = strmap_put(&e, NULL, &x->people,
-				KEY(b, c->revs[i].person));
+		rc = strmap_put_id(&e, NULL, &x->people, c->revs[i].person);
 		if (!rc && !e->v.p && !(e->v.p = pt_calloc(1, sizeof(*p))))
 			rc = PT_ENOMEM;
 		if (rc)
@@ -157,7 +155,7 @@ int histfeat_write_reviews(struct hctx *x, sqlite3_stmt *st,
 		p = e->v.p;
 		for (k = 0; k < p->nbug; k++)
 			nb += p->bug_dates[k] < c->cdate;
-		e = strmap_get(&x->emails, b, strlen(b));
+		e = strmap_get_id(&x->emails, c->revs[i].person);
 		email = e ? e->v.p : NULL;
 		sqlite3_bind_int64(st, 1, c->id);
 		sqlite3_bind_int64(st, 2, c->revs[i].person);
@@ -181,7 +179,6 @@ int histfeat_record_reviews(struct hctx *x, struct hcommit *c)
 	int rc = 0;
 
 	for (i = 0; i < c->nrevs && !rc; i++) {
-		char b[24];
 		struct strmap_entry *e;
 		struct pstate *p;
 
@@ -190,8 +187,7 @@ int histfeat_record_reviews(struct hctx *x, struct hcommit *c)
 			;
 		if (k < i)
 			continue;
-		e = strmap_get(&x->people,
-			       KEY(b, c->revs[i].person));
+		e = strmap_get_id(&x->people, c->revs[i].person);
 		if (!e)
 			continue;
 		p = e->v.p;

@@ -341,7 +341,6 @@ static int load_commits(struct lctx *x)
 		struct strmap_entry *e;
 		const char *sha = (const char *)sqlite3_column_text(st, 1);
 		const char *subj = (const char *)sqlite3_column_text(st, 4);
-		char idbuf[24];
 		int added;
 
 		if (x->n == cap) {
@@ -365,10 +364,8 @@ static int load_commits(struct lctx *x)
 		rc = strmap_put(&e, NULL, &x->by_sha, c->sha, strlen(c->sha));
 		if (!rc)
 			e->v.i = (int64_t)x->n;
-		snprintf(idbuf, sizeof(idbuf), "%lld", (long long)c->id);
 		if (!rc)
-			rc = strmap_put(&e, NULL, &x->by_id, idbuf,
-					strlen(idbuf));
+			rc = strmap_put_id(&e, NULL, &x->by_id, c->id);
 		if (!rc)
 			e->v.i = (int64_t)x->n;
 		if (!rc && subj) {
@@ -389,11 +386,8 @@ static int load_commits(struct lctx *x)
 
 static long by_id(struct lctx *x, int64_t id)
 {
-	char idbuf[24];
-	struct strmap_entry *e;
+	struct strmap_entry *e = strmap_get_id(&x->by_id, id);
 
-	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	e = strmap_get(&x->by_id, idbuf, strlen(idbuf));
 	return e ? (long)e->v.i : -1;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "scoring/util/strmap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,4 +90,27 @@ void strmap_free(struct strmap *m)
 	free(m->slots);
 	m->slots = NULL;
 	m->cap = m->len = 0;
+}
+
+/* An id's key: its decimal form in buf, the length returned. */
+static size_t id_key(char *buf, size_t sz, int64_t id)
+{
+	int n = snprintf(buf, sz, "%lld", (long long)id);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+struct strmap_entry *strmap_get_id(const struct strmap *m, int64_t id)
+{
+	char b[24];
+
+	return strmap_get(m, b, id_key(b, sizeof(b), id));
+}
+
+int strmap_put_id(struct strmap_entry **out, int *added, struct strmap *m,
+		  int64_t id)
+{
+	char b[24];
+
+	return strmap_put(out, added, m, b, id_key(b, sizeof(b), id));
 }

@@ -36,6 +36,10 @@ struct strmap_entry *strmap_get(const struct strmap *m, const char *key,
  */
 int strmap_put(struct strmap_entry **out, int *added, struct strmap *m,
 	       const char *key, size_t klen);
+/* The same for a map keyed by row id (its decimal form). */
+struct strmap_entry *strmap_get_id(const struct strmap *m, int64_t id);
+int strmap_put_id(struct strmap_entry **out, int *added, struct strmap *m,
+		  int64_t id);
 /* Free the keys and the table (values are the caller's). */
 void strmap_free(struct strmap *m);
 
