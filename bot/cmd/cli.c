@@ -40,15 +40,21 @@ static const struct cli_command *find_command(const char *name)
 	return NULL;
 }
 
+/* One line on stderr: prefix, then the message. */
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int cli_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("error: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_FAIL;
 }
 
@@ -63,11 +69,9 @@ void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void cli_print_usage(FILE *f, const char *cmd)
@@ -82,11 +86,9 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("error: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	cli_print_usage(stderr, cmd);
 	return EXIT_USAGE;
 }
