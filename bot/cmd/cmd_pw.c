@@ -106,6 +106,16 @@ static void print_json(const json_t *j, int compact)
 	free(s);
 }
 
+/* Print a document built for the purpose, then free it; NULL: no memory. */
+static int print_built(json_t *j)
+{
+	if (!j)
+		return PT_ENOMEM;
+	print_json(j, 0);
+	json_decref(j);
+	return 0;
+}
+
 static void print_event(const struct pw_event *ev, int json)
 {
 	if (json) {
@@ -224,11 +234,7 @@ static int do_series(struct pw *pw, int64_t id, int json)
 				s->cover_comments ? s->cover_comments
 						  : json_null(),
 				"patches", arr);
-		if (out)
-			print_json(out, 0);
-		else
-			rc = PT_ENOMEM;
-		json_decref(out);
+		rc = print_built(out);
 	} else {
 		printf("series %lld v%lld: %s (%lld/%lld patches)\n",
 		       (long long)id,
@@ -255,19 +261,13 @@ static int do_series(struct pw *pw, int64_t id, int json)
 static int do_patch(struct pw *pw, int64_t id, int json)
 {
 	struct pw_patch p;
-	json_t *out;
 	int rc;
 
 	rc = pw_patch_fetch(pw, id, &p);
 	if (rc)
 		return rc;
 	if (json) {
-		out = patch_json(&p);
-		if (out)
-			print_json(out, 0);
-		else
-			rc = PT_ENOMEM;
-		json_decref(out);
+		rc = print_built(patch_json(&p));
 	} else {
 		printf("patch %lld: %s\n", (long long)id, jstr(p.json, "name"));
 		printf("  msgid   %s\n  date    %s\n  state   %s\n"
