@@ -63,11 +63,13 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static long commit_index(struct hctx *x, int64_t id)
+/* The loaded commit whose id is column col of st's row, or NULL. */
+static struct hcommit *row_commit(struct hctx *x, sqlite3_stmt *st, int col)
 {
-	struct strmap_entry *e = strmap_get_id(&x->by_id, id);
+	struct strmap_entry *e;
 
-	return e ? (long)e->v.i : -1;
+	e = strmap_get_id(&x->by_id, sqlite3_column_int64(st, col));
+	return e ? &x->c[e->v.i] : NULL;
 }
 
 /* ---- loading ------------------------------------------------------------ */
@@ -150,14 +152,12 @@ static int load_files(struct hctx *x)
 		return rc;
 	sqlite3_bind_int64(st, 1, x->repo_id);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		long i = commit_index(x, sqlite3_column_int64(st, 1));
+		struct hcommit *c = row_commit(x, st, 1);
 		const char *op = (const char *)sqlite3_column_text(st, 3);
-		struct hcommit *c;
 		struct hfile *f;
 
-		if (i < 0)
+		if (!c)
 			continue;
-		c = &x->c[i];
 		rc = push(&c->files, &c->nfiles, sizeof(*c->files));
 		if (rc)
 			break;
@@ -193,12 +193,10 @@ static int load_reviews(struct hctx *x)
 	sqlite3_bind_int(st, 3, TRAILER_ACKED);
 	sqlite3_bind_int(st, 4, TRAILER_TESTED);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-		long i = commit_index(x, sqlite3_column_int64(st, 0));
-		struct hcommit *c;
+		struct hcommit *c = row_commit(x, st, 0);
 
-		if (i < 0)
+		if (!c)
 			continue;
-		c = &x->c[i];
 		rc = push(&c->revs, &c->nrevs, sizeof(*c->revs));
 		if (rc)
 			break;
