@@ -1,8 +1,9 @@
 /*
  * run_work.c - the daemon's worker (see run.h): it claims the queue's
- * items, scores the series they name (thread features, the reviews
- * given on the list, the models) and hands the results to
- * bot/loop/act.c.  Queue kinds: "pw-series" (key "PROJECT/ID"),
+ * items, scores the series they name through scoring/model/verdict.h
+ * (thread features, the reviews given on the list, the models, the
+ * check descriptions: the path `score` takes too) and hands the results
+ * to bot/loop/act.c.  Queue kinds: "pw-series" (key "PROJECT/ID"),
  * "pw-patch" and "pw-cover" (a comment on patch or cover letter ID:
  * re-score its series) and "mail-series" (key: the thread's series id).
  * The passes that fill the queue are run.c's.
@@ -12,14 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "scoring/stable/stable.h"
 #include "scoring/lists/lookup.h"
-#include "scoring/lists/thread.h"
 #include "scoring/model/triage.h"
-#include "scoring/patch/trailer.h"
+#include "scoring/model/verdict.h"
 #include "bot/sys/daemon.h"
 #include "bot/sys/log.h"
 #include "bot/patchwork/patchwork.h"
@@ -27,7 +26,6 @@
 #include "bot/outbox/store.h"
 #include "bot/loop/run_int.h"
 
-#define RUN_MAX_REASONS 5
 #define RUN_DRAIN_MAX 100000  /* work items per pass (bounded) */
 
 /* ---- scoring ------------------------------------------------------- */
@@ -37,199 +35,49 @@ struct scored {
 	int own;
 	int64_t pw_id;          /* 0: not from Patchwork */
 	const struct policy_subsys *sub;
-	struct triage_result res;
-	struct reply_reason why[TRIAGE_NTASKS][RUN_MAX_REASONS];
-	size_t nwhy[TRIAGE_NTASKS];
-	char review[160];
+	struct verdict v;       /* scores, shown reasons, review summary */
+	struct reply_reason why[TRIAGE_NTASKS][VERDICT_MAX_REASONS];
 	char *fixes;            /* suggested Fixes: line, or NULL */
 };
 
 static void scored_clear(struct scored *s)
 {
-	triage_result_clear(&s->res);
+	verdict_clear(&s->v);
 	if (s->own)
 		patch_free(s->p);
 	free(s->fixes);
 	memset(s, 0, sizeof(*s));
 }
 
-static void review_text(char *out, size_t n, const struct thread_features *tf,
-			const struct patch *p)
+/* The verdict's shown reasons, as the replies take them. */
+static void reply_reasons(struct scored *s)
 {
-	unsigned rb = patch_count_trailers(p, TRAILER_REVIEWED);
-	unsigned tb = patch_count_trailers(p, TRAILER_TESTED);
-
-	if (!tf) {
-		snprintf(out, n, "%u " TRAILER_KEY_REVIEWED ", %u "
-			 TRAILER_KEY_TESTED, rb, tb);
-		return;
-	}
-	snprintf(out, n, "%u replies from %u reviewers, %u "
-		 TRAILER_KEY_REVIEWED ", %u " TRAILER_KEY_TESTED, tf->replies,
-		 tf->reviewers, rb, tb);
-}
-
-/* What the list said of the patch, when the mail thread knows it. */
-static int thread_of(struct run *r, const struct patch *p, int64_t *tpid,
-		     struct thread_features *tf)
-{
-	int64_t sid;
-	int rc;
-
-	*tpid = 0;
-	if (!p->message_id)
-		return PT_ENOTFOUND;
-	rc = thread_find_patch(r->th, p->message_id, tpid, &sid);
-	if (rc) {
-		pt_error_clear();
-		return PT_ENOTFOUND;
-	}
-	return thread_patch_features(r->th, *tpid, tf);
-}
-
-/*
- * The kind a list's act takes among the patch's trailers: the reviews
- * and Reported-by; any other act (Suggested-by, Nacked-by) stays OTHER.
- */
-static enum trailer_kind review_kind(const char *k)
-{
-	enum trailer_kind kind = trailer_kind_of(k);
-
-	if ((trailer_kind_flags(kind) & TRAILER_F_REVIEW) ||
-	    kind == TRAILER_REPORTED)
-		return kind;
-	return TRAILER_OTHER;
-}
-
-static int add_trailer(struct patch *p, const char *key, const char *name,
-		       const char *email)
-{
-	struct trailer *t, *v;
 	size_t i;
-
-	for (i = 0; i < p->ntrailers; i++)
-		if (p->trailers[i].email && email &&
-		    !strcasecmp(p->trailers[i].key, key) &&
-		    !strcasecmp(p->trailers[i].email, email))
-			return 0; /* already in the patch */
-	v = realloc(p->trailers, (p->ntrailers + 1) * sizeof(*v));
-	if (!v)
-		return PT_ENOMEM;
-	p->trailers = v;
-	t = &v[p->ntrailers];
-	memset(t, 0, sizeof(*t));
-	t->kind = review_kind(key);
-	t->key = pt_strdup(key);
-	t->name = name ? pt_strdup(name) : NULL;
-	t->email = email ? pt_strdup(email) : NULL;
-	t->value = pt_strdup(email ? email : "");
-	p->ntrailers++;
-	return t->key && t->value ? 0 : PT_ENOMEM;
-}
-
-/*
- * Trailers given on the list (on the patch or, for the whole series, on
- * its cover letter) join the patch's own, as maintainers' tools apply
- * them, so that the review features see them.
- */
-static int add_list_review(const char *kind, const char *name,
-			   const char *email, void *ctx)
-{
-	return add_trailer(ctx, kind, name, email);
-}
-
-static int merge_list_reviews(struct run *r, struct patch *p, int64_t tpid)
-{
-	return lookup_list_reviews(r->lk, tpid, add_list_review, p);
-}
-
-/*
- * Whether a reason is a bare function word of the text model ("subject
- * says 'in'"): it weighs in the score, but says nothing to a maintainer,
- * so replies and check descriptions leave it out (explain lists it).
- */
-static int filler_reason(const char *text)
-{
-	static const char *const words[] = {
-		"a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
-		"has", "in", "into", "is", "it", "of", "on", "or", "that",
-		"the", "this", "to", "was", "when", "with", "after", "before",
-		"not", "no", "we", "if", "so", "but", "can", "its", "which",
-	};
-	const char *q = strstr(text, " says '");
-	size_t i, n;
-
-	if (!q)
-		return 0;
-	q += 7;
-	n = strcspn(q, "'");
-	if (q[n] != '\'' || q[n + 1])
-		return 0;
-	for (i = 0; i < sizeof(words) / sizeof(*words); i++)
-		if (strlen(words[i]) == n && !strncmp(q, words[i], n))
-			return 1;
-	return 0;
-}
-
-/* The strongest reasons in words, fillers left out, for task k. */
-static void fill_reasons(struct scored *s)
-{
-	size_t i, m;
 	int k;
 
-	for (k = 0; k < TRIAGE_NTASKS; k++) {
-		struct triage_score *t = &s->res.task[k];
-
-		for (i = m = 0; i < t->nwhy && m < RUN_MAX_REASONS; i++) {
-			if (filler_reason(t->why[i].text))
-				continue;
-			s->why[k][m].text = t->why[i].text;
-			s->why[k][m].direction = t->why[i].weight >= 0
-							 ? "raises" : "lowers";
-			m++;
+	for (k = 0; k < TRIAGE_NTASKS; k++)
+		for (i = 0; i < s->v.nwhy[k]; i++) {
+			s->why[k][i].text = s->v.why[k][i].text;
+			s->why[k][i].direction = s->v.why[k][i].direction;
 		}
-		s->nwhy[k] = m;
-	}
 }
 
-/* Score one patch: thread features, list reviews, the models. */
+/* Score one patch as the CLI does: its thread, list reviews, models. */
 static int score_patch(struct run *r, struct scored *s, const char *project)
 {
-	struct thread_features tf;
-	int64_t tpid = 0;
-	int have_tf, rc = 0;
+	const struct verdict_lists lists = { r->th, r->lk };
+	int rc;
 
-	memset(&tf, 0, sizeof(tf));
-	have_tf = !thread_of(r, s->p, &tpid, &tf);
-	pt_error_clear();
-	if (have_tf)
-		rc = merge_list_reviews(r, s->p, tpid);
-	if (!rc)
-		rc = triage_score(&s->res, r->tri, s->p, have_tf ? &tf : NULL);
+	rc = verdict_score(&s->v, r->tri, &lists, s->p);
 	if (rc)
 		return rc;
-	review_text(s->review, sizeof(s->review), have_tf ? &tf : NULL, s->p);
-	fill_reasons(s);
+	reply_reasons(s);
 	if (policy_match(r->c.pol, s->p, project, &s->sub)) {
 		pt_error_clear();
 		s->sub = NULL;
 	}
 	r->st.patches_scored++;
 	return 0;
-}
-
-/* "p(bug) 0.42 (model risk-...): reason; reason; reason" */
-static int describe(struct buf *b, const struct scored *s,
-		    enum triage_task k, const char *what)
-{
-	const struct triage_score *t = &s->res.task[k];
-	size_t i;
-	int rc;
-
-	rc = buf_addf(b, "%s %.2f (model %s)", what, t->p, t->version);
-	for (i = 0; !rc && i < s->nwhy[k] && i < 3; i++)
-		rc = buf_addf(b, "%s%s", i ? "; " : ": ", s->why[k][i].text);
-	return rc;
 }
 
 static int suggest_fixes(struct run *r, struct scored *s)
@@ -247,39 +95,37 @@ static int suggest_fixes(struct run *r, struct scored *s)
 	return rc;
 }
 
+/* Post the check of task k under context, in state, when it has one. */
+static int post_check(struct run *r, struct scored *s, const char *project,
+		      enum triage_task k, const char *context,
+		      const char *state)
+{
+	char *d = NULL;
+	int rc;
+
+	rc = verdict_check(&d, &s->v, k, s->p, s->fixes);
+	if (!rc && d)
+		rc = act_check(&r->act, s->sub, project, s->pw_id, context,
+			       state, d);
+	free(d);
+	return rc;
+}
+
 static int patch_checks(struct run *r, struct scored *s, const char *project)
 {
 	const struct policy_subsys *sub = s->sub;
-	struct buf d = BUF_INIT;
-	int rc = 0;
+	const struct triage_score *risk = &s->v.res.task[TRIAGE_RISK];
+	const struct triage_score *fix = &s->v.res.task[TRIAGE_FIX];
+	int rc;
 
 	if (!sub || !(sub->actions & POLICY_CHECK) || !s->pw_id)
 		return 0;
-	if (s->res.task[TRIAGE_RISK].have) {
-		rc = describe(&d, s, TRIAGE_RISK, "p(bug)");
-		if (!rc)
-			rc = act_check(&r->act, sub, project, s->pw_id,
-				       "patchtriage-risk",
-				       s->res.task[TRIAGE_RISK].p >=
-						       sub->risk_threshold
-					       ? "warning" : "success",
-				       d.ptr);
-	}
-	buf_reset(&d);
-	if (!rc && s->res.task[TRIAGE_FIX].have &&
-	    s->res.task[TRIAGE_FIX].p >= sub->stable_threshold &&
-	    !patch_is_tagged_fix(s->p)) {
-		rc = describe(&d, s, TRIAGE_FIX, "untagged fix? p(fix)");
-		if (!rc && s->fixes)
-			rc = buf_addf(&d, "; consider Cc: stable and %s",
-				      s->fixes);
-		else if (!rc)
-			rc = buf_addstr(&d, "; consider Cc: stable and Fixes:");
-		if (!rc)
-			rc = act_check(&r->act, sub, project, s->pw_id,
-				       "patchtriage-stable", "warning", d.ptr);
-	}
-	buf_free(&d);
+	rc = post_check(r, s, project, TRIAGE_RISK, "patchtriage-risk",
+			risk->p >= sub->risk_threshold ? "warning"
+						       : "success");
+	if (!rc && fix->have && fix->p >= sub->stable_threshold)
+		rc = post_check(r, s, project, TRIAGE_FIX,
+				"patchtriage-stable", "warning");
 	return rc;
 }
 
@@ -297,15 +143,17 @@ static int series_replies(struct run *r, struct scored *s, size_t n,
 		return PT_ENOMEM;
 	for (k = 0; !rc && k < TRIAGE_NTASKS; k++) {
 		for (i = m = 0; i < n; i++) {
-			if (!s[i].res.task[k].have || !s[i].p->message_id)
+			const struct triage_score *t = &s[i].v.res.task[k];
+
+			if (!t->have || !s[i].p->message_id)
 				continue;
 			c[m].p = s[i].p;
 			c[m].in.kind = kinds[k];
-			c[m].in.probability = s[i].res.task[k].p;
-			c[m].in.model_version = s[i].res.task[k].version;
+			c[m].in.probability = t->p;
+			c[m].in.model_version = t->version;
 			c[m].in.reasons = s[i].why[k];
-			c[m].in.nreasons = s[i].nwhy[k];
-			c[m].in.review = s[i].review;
+			c[m].in.nreasons = s[i].v.nwhy[k];
+			c[m].in.review = s[i].v.review;
 			c[m].in.pw_project = project;
 			c[m].in.suggested_fixes = s[i].fixes;
 			m++;
@@ -325,8 +173,8 @@ static int act_on_series(struct run *r, struct scored *s, size_t n,
 	int rc = 0;
 
 	for (i = 0; !rc && i < n; i++)
-		if (s[i].sub && s[i].res.task[TRIAGE_FIX].have &&
-		    s[i].res.task[TRIAGE_FIX].p >= s[i].sub->stable_threshold)
+		if (s[i].sub && s[i].v.res.task[TRIAGE_FIX].have &&
+		    s[i].v.res.task[TRIAGE_FIX].p >= s[i].sub->stable_threshold)
 			rc = suggest_fixes(r, &s[i]);
 	for (i = 0; !rc && i < n; i++)
 		rc = patch_checks(r, &s[i], project);
