@@ -5,6 +5,8 @@
  * with the largest contributions; when fewer than five contribute (a
  * tree model that leans on the text score alone) the strongest words
  * and code tokens of the text model fill the list, marked as text.
+ * Then the check description the daemon posts on Patchwork for the
+ * patch (the same text, byte for byte: see scoring/model/verdict.h).
  */
 #include <jansson.h>
 #include <math.h>
@@ -99,6 +101,8 @@ int cmd_score(int argc, char **argv, struct cli_ctx *ctx)
 			buf_addf(&out, "  %+6.2f  %s%s\n", r->weight,
 				 r->is_text ? "(text) " : "", r->text);
 		}
+		if (s.check[t])
+			buf_addf(&out, "  check: %s\n", s.check[t]);
 	}
 	fputs(out.ptr, stdout);
 	buf_free(&out);

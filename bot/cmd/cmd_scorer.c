@@ -1,7 +1,8 @@
 /*
  * cmd_scorer.c - the shared half of `patchtriage score` and `explain` (see
  * cmd_scorer.h): argument parsing, reading a mail or a commit, and the
- * scores and reasons of triage_score(), as the daemon computes them.
+ * scores, reasons and check descriptions of verdict_score(), as the
+ * daemon computes them.
  */
 #include "bot/cmd/cmd_scorer.h"
 
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scoring/stable/stable.h"
 #include "bot/cmd/opt.h"
 
 int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task)
@@ -23,7 +25,13 @@ int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task)
 
 void scorer_free(struct scorer *s)
 {
-	triage_result_clear(&s->res);
+	size_t t;
+
+	for (t = 0; t < SCORER_NTASKS; t++)
+		free(s->check[t]);
+	verdict_clear(&s->v);
+	lookup_free(s->lists.lk);
+	thread_free(s->lists.th);
 	triage_free(s->tri);
 	patch_free(s->patch);
 	memset(s, 0, sizeof(*s));
@@ -31,8 +39,18 @@ void scorer_free(struct scorer *s)
 
 int scorer_put_json(json_t *j, const struct scorer *s, int digits)
 {
+	static const char *const keys[SCORER_NTASKS] = { "fix", "risk" };
+	json_t *check = json_object();
 	char *text;
+	size_t t;
 
+	for (t = 0; t < SCORER_NTASKS; t++)
+		if (s->model[t])
+			json_object_set_new(check, keys[t],
+					    s->check[t]
+						    ? json_string(s->check[t])
+						    : json_null());
+	json_object_set_new(j, "check", check);
 	json_object_set_new(j, "history", json_boolean(s->have_history));
 	text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(digits));
 	json_decref(j);
@@ -43,7 +61,10 @@ int scorer_put_json(json_t *j, const struct scorer *s, int digits)
 	return EXIT_OK;
 }
 
-/* The models and the mined history, as the daemon opens them. */
+/*
+ * The models, the mined history and the threading tables, as the daemon
+ * opens them (thread features are read back, so no sentiment lexicon).
+ */
 static int open_triage(struct scorer *s, struct cli_ctx *ctx,
 		       const char *repo)
 {
@@ -53,6 +74,10 @@ static int open_triage(struct scorer *s, struct cli_ctx *ctx,
 
 	if (!rc)
 		rc = triage_open_opts(&s->tri, db, ctx->state_dir, &o);
+	if (!rc)
+		rc = thread_open(&s->lists.th, db, NULL);
+	if (!rc)
+		rc = lookup_new(&s->lists.lk, db);
 	return rc;
 }
 
@@ -92,7 +117,59 @@ static int read_mail(struct patch **out, const char *file)
 	return rc;
 }
 
-static int score(struct scorer *s)
+/*
+ * The Fixes: line the daemon suggests for an untagged fix, blaming in
+ * the configured run.repo as it does; *out NULL when there is none.
+ */
+static int suggest_fixes(char **out, struct cli_ctx *ctx,
+			 const struct patch *p)
+{
+	struct config *cfg;
+	git_repository *repo = NULL;
+	char *path = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = cli_config(ctx, &cfg);
+	if (!rc)
+		rc = config_get_string(cfg, "run.repo", NULL, &path);
+	if (rc || !path || patch_is_tagged_fix(p)) {
+		free(path);
+		return rc;
+	}
+	git_libgit2_init();
+	if (git_repository_open(&repo, path))
+		rc = pt_error_set(PT_ENOTFOUND, "config '%s': run.repo '%s' is "
+				  "not a git repository", config_path(cfg),
+				  path);
+	else
+		rc = stable_suggest_fixes(out, repo, p, NULL);
+	if (repo && (rc == PT_ENOTFOUND || rc == PT_EINVAL)) {
+		pt_error_clear(); /* nothing to blame: "Fixes:" alone */
+		rc = 0;
+	}
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	free(path);
+	return rc;
+}
+
+static int describe_checks(struct scorer *s, struct cli_ctx *ctx)
+{
+	char *fixes = NULL;
+	size_t t;
+	int rc = 0;
+
+	if (s->v.res.task[TRIAGE_FIX].have)
+		rc = suggest_fixes(&fixes, ctx, s->patch);
+	for (t = 0; !rc && t < SCORER_NTASKS; t++)
+		rc = verdict_check(&s->check[t], &s->v, (enum triage_task)t,
+				   s->patch, fixes);
+	free(fixes);
+	return rc;
+}
+
+static int score(struct scorer *s, struct cli_ctx *ctx)
 {
 	const char *why;
 	size_t t;
@@ -101,10 +178,9 @@ static int score(struct scorer *s)
 	s->have_history = triage_history(s->tri, &why);
 	if (!s->have_history && why)
 		cli_warn("%s; scoring without history", why);
-	rc = triage_score(&s->res, s->tri, s->patch, NULL);
-
+	rc = verdict_score(&s->v, s->tri, &s->lists, s->patch);
 	for (t = 0; !rc && t < SCORER_NTASKS; t++) {
-		const struct triage_score *ts = &s->res.task[t];
+		const struct triage_score *ts = &s->v.res.task[t];
 
 		s->model[t] = triage_model(s->tri, (enum triage_task)t);
 		s->p[t] = ts->p;
@@ -112,7 +188,7 @@ static int score(struct scorer *s)
 		s->nwhy[t] = ts->nwhy;
 		s->bias[t] = ts->bias;
 	}
-	return rc;
+	return rc ? rc : describe_checks(s, ctx);
 }
 
 int scorer_run(struct scorer *s, int *json, int argc, char **argv,
@@ -142,7 +218,7 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 		rc = rev ? read_commit(&s->patch, repo, rev)
 			 : read_mail(&s->patch, file);
 	if (!rc)
-		rc = score(s);
+		rc = score(s, ctx);
 	if (rc) {
 		scorer_free(s);
 		return cli_fail_last();

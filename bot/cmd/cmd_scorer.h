@@ -2,7 +2,9 @@
  * cmd_scorer.h - the CLI helper (it prints errors, so it is a cmd_
  * file) that `score` and `explain` share: reading the patch the user
  * names (a mail file, stdin, or --commit REV --repo DIR) and scoring it
- * through scoring/model/triage.h, the path the daemon scores with.
+ * through scoring/model/verdict.h, the path the daemon scores with: the
+ * patch's thread in the state database, the reviews given on the list,
+ * the models, and the check descriptions the daemon posts.
  */
 #ifndef PT_CMD_SCORER_H
 #define PT_CMD_SCORER_H
@@ -11,6 +13,7 @@
 #include "scoring/model/features.h"
 #include "scoring/model/model.h"
 #include "scoring/model/triage.h"
+#include "scoring/model/verdict.h"
 #include "scoring/patch/patch.h"
 #include "bot/cmd/cli.h"
 
@@ -18,8 +21,12 @@
 
 struct scorer {
 	struct triage *tri;
-	struct triage_result res;
-	/* views into tri and res, by task (fix, risk) */
+	struct verdict v;
+	struct verdict_lists lists; /* on the state database */
+	/* the Patchwork check description of each task, as the daemon
+	   posts it; NULL when it posts none for this patch */
+	char *check[SCORER_NTASKS];
+	/* views into tri and v.res, by task (fix, risk) */
 	const struct pt_model *model[SCORER_NTASKS]; /* NULL if absent */
 	struct patch *patch;
 	double p[SCORER_NTASKS];
@@ -34,7 +41,8 @@ int scorer_model_dir(struct buf *out, struct cli_ctx *ctx, const char *task);
 
 /*
  * Parse `[--json] [--repo DIR] [--commit REV] FILE|-` style arguments,
- * load models, read the patch, compute features, predict and explain.
+ * load models, read the patch, look its thread up, compute features,
+ * predict, explain and describe the checks.
  * *json is set from --json.  Returns EXIT_OK with s filled, OPT_HELP
  * after printing the usage (opt_exit() gives the exit code), or another
  * EXIT_* code after printing the error.
@@ -44,7 +52,9 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 void scorer_free(struct scorer *s);
 
 /*
- * Add "history" to j, print it on one line with that many significant
+ * Add "check" to j: {"fix": DESC, "risk": DESC}, for each task with a
+ * model the check description the daemon posts (null when it posts
+ * none for this patch); then "history", print it on one line with that many significant
  * digits for reals, and release it.  Returns an EXIT_* code.
  */
 struct json_t;
