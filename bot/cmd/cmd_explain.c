@@ -32,8 +32,9 @@ static json_t *reason_json(const struct explain_reason *r)
 
 /*
  * {"fix": {"p", "model", "bias", "features": [every tabular column the
- * model uses and "text.score"], "text": [strongest tokens]}, "risk":
- * {...}, "history": bool}
+ * model uses], "text": [the text model's part: the patch's strongest
+ * words and code tokens, then "text.other"]}, "risk": {...}, "history":
+ * bool}; bias plus every weight of both lists is the log-odds.
  */
 static int print_json(const struct scorer *s)
 {
@@ -85,17 +86,9 @@ int cmd_explain(int argc, char **argv, struct cli_ctx *ctx)
 		for (i = 0; i < s.nwhy[t]; i++) {
 			const struct explain_reason *r = &s.why[t][i];
 
-			if (r->is_text)
-				continue;
 			buf_addf(&out, "  %+7.3f %-32s %10.4g  %s\n",
 				 r->weight, r->feature, r->value, r->text);
 		}
-		buf_addstr(&out, "  text model, strongest tokens (log-odds of "
-			   "the text score):\n");
-		for (i = 0; i < s.nwhy[t]; i++)
-			if (s.why[t][i].is_text)
-				buf_addf(&out, "  %+7.3f %s\n",
-					 s.why[t][i].weight, s.why[t][i].text);
 		buf_addch(&out, '\n');
 	}
 	fputs(out.ptr, stdout);

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
@@ -24,19 +25,18 @@ static const char *const labels[SCORER_NTASKS] = { "p(fix)", "p(bug)" };
 static const char *const keys[SCORER_NTASKS] = { "fix", "risk" };
 
 /*
- * The indices into s->why[t] of at most NREASONS reasons: contributing
- * features first (why[] is strongest first), then text tokens.
+ * The indices into s->why[t] of at most NREASONS reasons, strongest
+ * first (why[] is sorted so); the text model's remainder row names no
+ * fact and is left to explain.
  */
 static size_t pick_reasons(size_t *idx, const struct scorer *s, size_t t)
 {
 	size_t i, n = 0;
-	int text;
 
-	for (text = 0; text < 2; text++)
-		for (i = 0; i < s->nwhy[t] && n < NREASONS; i++)
-			if (!s->why[t][i].is_text == !text &&
-			    s->why[t][i].weight != 0)
-				idx[n++] = i;
+	for (i = 0; i < s->nwhy[t] && n < NREASONS; i++)
+		if (s->why[t][i].weight != 0 &&
+		    strcmp(s->why[t][i].feature, "text.other"))
+			idx[n++] = i;
 	return n;
 }
 
@@ -98,8 +98,7 @@ int cmd_score(int argc, char **argv, struct cli_ctx *ctx)
 		for (i = 0; i < n; i++) {
 			const struct explain_reason *r = &s.why[t][idx[i]];
 
-			buf_addf(&out, "  %+6.2f  %s%s\n", r->weight,
-				 r->is_text ? "(text) " : "", r->text);
+			buf_addf(&out, "  %+6.2f  %s\n", r->weight, r->text);
 		}
 		if (s.check[t])
 			buf_addf(&out, "  check: %s\n", s.check[t]);

@@ -208,7 +208,8 @@ static int score(struct cand *c, struct run *r, const struct tscore *s,
 	if (!rc && want_why) {
 		c->why = pt_calloc(NREASONS, sizeof(*c->why));
 		for (k = 0; c->why && k < n && c->nwhy < NREASONS; k++) {
-			if (why[k].is_text || why[k].weight <= 0)
+			if (why[k].weight <= 0 ||
+			    !strcmp(why[k].feature, "text.other"))
 				continue;
 			c->why[c->nwhy] = pt_strdup(why[k].text);
 			if (!c->why[c->nwhy++])

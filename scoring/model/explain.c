@@ -1,7 +1,8 @@
 /*
  * explain.c - contributions to sentences (see explain.h).  The wording
  * lives here, keyed by feature id, so a new feature gets a sentence from
- * its description in feat.h until it earns its own.
+ * its description in features.h until it earns its own; the text model's
+ * part is told by the patch's own tokens that carry it.
  */
 #include "scoring/model/explain.h"
 
@@ -134,47 +135,6 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 	}
 }
 
-static int token_sentence(struct buf *b, const char *name)
-{
-	const char *tok = name + 2;
-
-	if (!name[0] || name[1] != ':')
-		return buf_addf(b, "text '%s'", name);
-	switch (name[0]) {
-	case 's':
-		return buf_addf(b, "subject says '%s'", tok);
-	case 'w':
-		return buf_addf(b, "changelog says '%s'", tok);
-	case 'b': {
-		struct buf t = BUF_INIT;
-		size_t i;
-		int rc = buf_addstr(&t, tok);
-
-		for (i = 0; i < t.len; i++)
-			if (t.ptr[i] == '_' && i && tok[i - 1] != '_')
-				t.ptr[i] = ' ';
-		rc = rc ?: buf_addf(b, "changelog says '%s'", t.ptr);
-		buf_free(&t);
-		return rc;
-	}
-	case 'v': {
-		const char *us = strchr(tok, '_');
-
-		if (us)
-			return buf_addf(b, "subject starts with '%.*s %s'",
-					(int)(us - tok), tok, us + 1);
-		return buf_addf(b, "subject starts with '%s'", tok);
-	}
-	case 'p':
-		return buf_addf(b, "a change to '%s'", tok);
-	case '+':
-		return buf_addf(b, "adds code with '%s'", tok);
-	case '-':
-		return buf_addf(b, "removes code with '%s'", tok);
-	}
-	return buf_addf(b, "text '%s'", name);
-}
-
 static int push(struct explain_reason **v, size_t *n, size_t *cap,
 		struct buf *text, const char *feature, double value,
 		double weight, int is_text)
@@ -213,29 +173,242 @@ static int cmp_weight(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-/* Strongest |contribution| first; ties in index order, for stable output. */
-static int cmp_contrib(const void *a, const void *b)
+/*
+ * The text model's rows.  Tokens are grouped by what a maintainer can
+ * check: a word of the subject or changelog (the subject's first word,
+ * its first pair and the changelog's bigrams shared out to their words),
+ * a word of the added or removed code, the subject's prefix.  Function
+ * words and what falls below the cap are one row that names no word, so
+ * the rows still sum to the model's.
+ */
+enum { AT_SUBJ = 1, AT_LOG = 2, AT_ADD = 4, AT_DEL = 8, AT_PREFIX = 16 };
+
+struct word {
+	char *key;          /* the word as the tokenizer wrote it */
+	unsigned at;        /* AT_* where it occurs */
+	double w;           /* its share of the log-odds */
+};
+
+struct words {
+	struct word *v;
+	size_t n, cap;
+	double other;       /* function words and the rest */
+	size_t nother;
+};
+
+static int is_function_word(const char *w)
 {
-	const struct model_contrib *p = a, *q = b;
-	double x = fabs(p->value), y = fabs(q->value);
+	static const char *const fw[] = {
+		"a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
+		"has", "in", "into", "is", "it", "of", "on", "or", "that",
+		"the", "this", "to", "was", "when", "with", "after", "before",
+		"not", "no", "we", "if", "so", "but", "can", "its", "which",
+		"also", "been", "have", "then", "there", "these", "those",
+		"will", "would", "should", "could", "may", "our", "than",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fw) / sizeof(*fw); i++)
+		if (!strcmp(w, fw[i]))
+			return 1;
+	return 0;
+}
+
+/* Text words, code words and the prefix are three kinds of fact. */
+static int word_class(unsigned at)
+{
+	return at & AT_PREFIX ? 2 : at & (AT_ADD | AT_DEL) ? 1 : 0;
+}
+
+static int word_add(struct words *ws, const char *key, size_t len,
+		    unsigned at, double w)
+{
+	size_t i;
+
+	for (i = 0; i < ws->n; i++)
+		if (word_class(ws->v[i].at) == word_class(at) &&
+		    strlen(ws->v[i].key) == len &&
+		    !strncmp(ws->v[i].key, key, len)) {
+			ws->v[i].at |= at;
+			ws->v[i].w += w;
+			return 0;
+		}
+	if (ws->n == ws->cap) {
+		size_t c = ws->cap ? ws->cap * 2 : 32;
+		void *p = pt_reallocarray(ws->v, c, sizeof(*ws->v));
+
+		if (!p)
+			return PT_ENOMEM;
+		ws->v = p;
+		ws->cap = c;
+	}
+	ws->v[ws->n].key = pt_strndup(key, len);
+	if (!ws->v[ws->n].key)
+		return PT_ENOMEM;
+	ws->v[ws->n].at = at;
+	ws->v[ws->n++].w = w;
+	return 0;
+}
+
+/* Whether "ns:word" is one of the patch's tokens. */
+static int has_token(const struct feat_vec *v, char ns, const char *w,
+		     size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < v->nsp; j++) {
+		const char *n = v->sp_names[j];
+
+		if (n && n[0] == ns && n[1] == ':' && strlen(n + 2) == len &&
+		    !strncmp(n + 2, w, len))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A pair "a_b" (words may hold '_' themselves): split where both halves
+ * are words of the same text, each taking half; else the whole.
+ */
+static int pair_add(struct words *ws, const struct feat_vec *v,
+		    const char *pair, char ns, unsigned at, double w)
+{
+	size_t len = strlen(pair), i;
+
+	for (i = 1; i + 1 < len; i++)
+		if (pair[i] == '_' && has_token(v, ns, pair, i) &&
+		    has_token(v, ns, pair + i + 1, len - i - 1))
+			return word_add(ws, pair, i, at, w / 2) ?:
+			       word_add(ws, pair + i + 1, len - i - 1, at,
+					w / 2);
+	return word_add(ws, pair, len, at, w);
+}
+
+static int token_add(struct words *ws, const struct feat_vec *v,
+		     const char *name, double w)
+{
+	const char *t = name + 2;
+
+	if (!name[0] || name[1] != ':')
+		return 0;
+	switch (name[0]) {
+	case 's':
+		return word_add(ws, t, strlen(t), AT_SUBJ, w);
+	case 'w':
+		return word_add(ws, t, strlen(t), AT_LOG, w);
+	case 'v':
+		return pair_add(ws, v, t, 's', AT_SUBJ, w);
+	case 'b':
+		return pair_add(ws, v, t, 'w', AT_LOG, w);
+	case '+':
+		return word_add(ws, t, strlen(t), AT_ADD, w);
+	case '-':
+		return word_add(ws, t, strlen(t), AT_DEL, w);
+	case 'p':
+		return word_add(ws, t, strlen(t), AT_PREFIX, w);
+	}
+	return 0;
+}
+
+static int word_sentence(struct buf *b, const struct word *w)
+{
+	unsigned text = w->at & (AT_SUBJ | AT_LOG);
+	unsigned code = w->at & (AT_ADD | AT_DEL);
+
+	if (w->at & AT_PREFIX)
+		return buf_addf(b, "subject prefix '%s'", w->key);
+	if (code == (AT_ADD | AT_DEL))
+		return buf_addf(b, "adds and removes code with '%s'", w->key);
+	if (code)
+		return buf_addf(b, "%s code with '%s'",
+				code == AT_ADD ? "adds" : "removes", w->key);
+	return buf_addf(b, "%s '%s'",
+			text == (AT_SUBJ | AT_LOG) ? "subject and changelog say"
+			: text == AT_SUBJ	   ? "subject says"
+						   : "changelog says",
+			w->key);
+}
+
+static int cmp_word(const void *a, const void *b)
+{
+	const struct word *p = a, *q = b;
+	double x = fabs(p->w), y = fabs(q->w);
 
 	if (x != y)
 		return x > y ? -1 : 1;
-	if (p->is_sparse != q->is_sparse)
-		return p->is_sparse - q->is_sparse;
-	return p->index < q->index ? -1 : p->index > q->index;
+	return strcmp(p->key, q->key);
 }
 
-static int text_summary(struct buf *b, const struct model_contrib *c,
-			size_t nc, const struct feat_vec *v, double w)
+/* The name of sparse index idx in v, or NULL. */
+static const char *token_name(const struct feat_vec *v, uint32_t idx)
 {
-	if (w > 0 && v->phrase)
-		return buf_addf(b, "changelog says '%s'", v->phrase);
-	(void)c;
-	(void)nc;
-	return buf_addstr(b, w > 0 ? "the changelog and code read like one"
-				   : "the changelog and code do not read "
-				     "like one");
+	size_t j;
+
+	for (j = 0; v->sp_names && j < v->nsp; j++)
+		if (v->sp[j].index == idx)
+			return v->sp_names[j];
+	return NULL;
+}
+
+static int group_tokens(struct words *ws, const struct model_contrib *c,
+			size_t nc, const struct feat_vec *v)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < nc && !rc; i++) {
+		const char *name;
+
+		if (!c[i].is_sparse || c[i].value == 0)
+			continue;
+		name = token_name(v, c[i].index);
+		if (!name) {
+			ws->other += c[i].value;
+			ws->nother++;
+			continue;
+		}
+		rc = token_add(ws, v, name, c[i].value);
+	}
+	return rc;
+}
+
+static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
+		     const struct model_contrib *c, size_t nc,
+		     const struct feat_vec *v)
+{
+	struct words ws = { 0 };
+	struct buf b = BUF_INIT;
+	size_t i, shown = 0;
+	int rc = group_tokens(&ws, c, nc, v);
+
+	qsort(ws.v, ws.n, sizeof(*ws.v), cmp_word);
+	for (i = 0; i < ws.n && !rc; i++) {
+		const struct word *w = &ws.v[i];
+		int plain = !word_class(w->at);
+
+		if (shown >= TEXT_TOKENS ||
+		    (plain && is_function_word(w->key))) {
+			ws.other += w->w;
+			ws.nother++;
+			continue;
+		}
+		buf_reset(&b);
+		rc = word_sentence(&b, w) ?:
+		     push(r, n, cap, &b, "text", 1, w->w, 1);
+		shown++;
+	}
+	if (!rc && ws.nother) {
+		buf_reset(&b);
+		rc = buf_addf(&b, "%zu other word%s of the subject, changelog "
+			      "and code", ws.nother, ws.nother == 1 ? "" : "s") ?:
+		     push(r, n, cap, &b, "text.other", (double)ws.nother,
+			  ws.other, 1);
+	}
+	for (i = 0; i < ws.n; i++)
+		free(ws.v[i].key);
+	free(ws.v);
+	buf_free(&b);
+	return rc;
 }
 
 int explain_vec(struct explain_reason **out, size_t *n, double *bias,
@@ -244,7 +417,7 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 	struct model_contrib *c = NULL;
 	struct explain_reason *r = NULL;
 	struct buf b = BUF_INIT;
-	size_t nc = 0, cap = 0, i, ntext = 0;
+	size_t nc = 0, cap = 0, i;
 	int rc;
 
 	*out = NULL;
@@ -252,42 +425,18 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 	rc = model_explain(&c, &nc, bias, m, v->tab, v->sp, v->nsp);
 	if (rc)
 		return rc;
-	/* strongest text tokens first, so the cap keeps the best ones */
-	qsort(c, nc, sizeof(*c), cmp_contrib);
 	for (i = 0; i < nc && !rc; i++) {
-		const struct model_contrib *k = &c[i];
+		enum feat_id id = (enum feat_id)c[i].index;
 
+		if (c[i].is_sparse || c[i].index >= FEAT_NTAB)
+			continue;
 		buf_reset(&b);
-		if (k->is_sparse) {
-			size_t j;
-			const char *name = NULL;
-
-			if (ntext >= TEXT_TOKENS || !v->sp_names)
-				continue;
-			for (j = 0; j < v->nsp && !name; j++)
-				if (v->sp[j].index == k->index)
-					name = v->sp_names[j];
-			if (!name)
-				continue;
-			ntext++;
-			rc = token_sentence(&b, name);
-			if (!rc)
-				rc = push(&r, n, &cap, &b, "text", 1, k->value,
-					  1);
-		} else if (k->index >= FEAT_NTAB) {
-			rc = text_summary(&b, c, nc, v, k->value);
-			if (!rc)
-				rc = push(&r, n, &cap, &b, "text.score", NAN,
-					  k->value, 0);
-		} else {
-			enum feat_id id = (enum feat_id)k->index;
-
-			rc = sentence(&b, id, v->tab[id], v);
-			if (!rc)
-				rc = push(&r, n, &cap, &b, feat_name(id),
-					  v->tab[id], k->value, 0);
-		}
+		rc = sentence(&b, id, v->tab[id], v) ?:
+		     push(&r, n, &cap, &b, feat_name(id), v->tab[id],
+			  c[i].value, 0);
 	}
+	if (!rc)
+		rc = text_rows(&r, n, &cap, c, nc, v);
 	buf_free(&b);
 	free(c);
 	if (rc) {
@@ -298,20 +447,4 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 	qsort(r, *n, sizeof(*r), cmp_weight);
 	*out = r;
 	return 0;
-}
-
-int explain_format(struct buf *out, const struct explain_reason *r,
-		   size_t n, size_t k, int with_text)
-{
-	size_t i, shown = 0;
-	int rc = 0;
-
-	for (i = 0; i < n && shown < k && !rc; i++) {
-		if (r[i].weight == 0 || (r[i].is_text && !with_text))
-			continue;
-		rc = buf_addf(out, "  %+6.2f  %s%s\n", r[i].weight,
-			      r[i].is_text ? "(text) " : "", r[i].text);
-		shown++;
-	}
-	return rc;
 }

@@ -4,8 +4,8 @@
  * for the tree model, weight times value for the linear ones); this
  * module turns each into a sentence from the feature's name, value and
  * the facts feat_compute() kept (the release tag, the most-changed
- * directory, the telling phrase of the changelog, the tokens behind the
- * hashed text entries).  It does not print.
+ * directory, the tokens behind the hashed text entries).  It does not
+ * print.
  */
 #ifndef PT_EXPLAIN_H
 #define PT_EXPLAIN_H
@@ -18,28 +18,27 @@
 
 struct explain_reason {
 	char *text;         /* "merged in v23.11-rc4" */
-	const char *feature;/* stable column name, "text.score" or "text" */
-	double value;       /* the column's value (NAN = missing) */
+	const char *feature;/* column name; "text": a word or code token of
+			     * this patch; "text.other": the text model's
+			     * remaining tokens (function words, the rest) */
+	double value;       /* the column's value (NAN = missing); for
+			     * "text.other" the number of tokens */
 	double weight;      /* contribution to the log-odds */
-	int is_text;        /* a token of the text model */
+	int is_text;        /* from the text model */
 };
 
 /*
  * All reasons for v under m, strongest (by |weight|) first: one per
- * tabular column the model uses, and for the text model its strongest
- * tokens (v must come from feat_compute(..., FEAT_NAMES) for them to
- * have words).  *bias: the model's base log-odds.
+ * tabular column the model uses, and the text model's part told by the
+ * patch's own tokens (model_explain): one row a word of the subject or
+ * changelog, a word of the added or removed code, or the subject's
+ * prefix, at most 12, and one "text.other" row for function words and
+ * the rest (v must come from feat_compute(..., FEAT_NAMES) for tokens to
+ * have words).  *bias: the rest of the log-odds; bias plus every row's
+ * weight is the model's log-odds.
  */
 int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		const struct pt_model *m, const struct feat_vec *v);
 void explain_free(struct explain_reason *r, size_t n);
-
-/*
- * Append "  +0.84  merged in v23.11-rc4\n" lines for the first k reasons
- * (text tokens only when with_text: for the tree model they weigh inside
- * the text score, not beside it).
- */
-int explain_format(struct buf *out, const struct explain_reason *r,
-		   size_t n, size_t k, int with_text);
 
 #endif

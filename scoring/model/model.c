@@ -365,14 +365,69 @@ static int add_contrib(struct model_contrib **v, size_t *n, size_t *cap,
 	return 0;
 }
 
+/* The trees' margin for tab with text score s (offset left out). */
+static int xgb_margin_at(double *f, const struct pt_model *m,
+			 const float *tab, double s)
+{
+	DMatrixHandle dm = NULL;
+	int rc = xgb_row(&dm, m, tab, s);
+
+	if (!rc)
+		rc = model_xgb_margin(f, m->bst, dm, 0, 0);
+	dm_free(dm);
+	return rc;
+}
+
+/*
+ * How much the patch's own tokens move the trees' margin: f(s) - f(s0),
+ * where s0 is the text score of a changelog with no token (the text
+ * model's intercept).  Every token's share is its term of s - s0 times
+ * the trees' average slope over that step, so the shares sum to it.
+ */
+static int text_effect(double *delta, double *slope, const struct pt_model *m,
+		       const float *tab, const struct model_sparse *sp,
+		       size_t nsp)
+{
+	size_t dim = (size_t)1 << m->hash_bits;
+	double s = model_text_logit(m, sp, nsp);
+	double s0 = m->lr_sign * m->lr->w[dim], fs, f0;
+	int rc = xgb_margin_at(&fs, m, tab, s);
+
+	if (!rc)
+		rc = xgb_margin_at(&f0, m, tab, s0);
+	if (rc)
+		return rc;
+	*delta = fs - f0;
+	*slope = fabs(s - s0) > 1e-12 ? *delta / (s - s0) : 0;
+	if (!*slope)
+		*delta = 0;
+	return 0;
+}
+
+static int add_tokens(struct model_contrib **v, size_t *n, size_t *cap,
+		      const struct pt_model *m, const struct model_sparse *sp,
+		      size_t nsp, double scale)
+{
+	size_t dim = (size_t)1 << m->hash_bits, i;
+	int rc = 0;
+
+	for (i = 0; i < nsp && !rc; i++)
+		if (sp[i].index < dim)
+			rc = add_contrib(v, n, cap, 1, sp[i].index,
+					 scale * m->lr_sign *
+						 m->lr->w[sp[i].index] *
+						 sp[i].value);
+	return rc;
+}
+
 int model_explain(struct model_contrib **out, size_t *n, double *bias,
 		  const struct pt_model *m, const float *tab,
 		  const struct model_sparse *sp, size_t nsp)
 {
 	struct model_contrib *v = NULL;
-	size_t cap = 0, i, j, k, dim = (size_t)1 << m->hash_bits;
+	size_t cap = 0, j, k, dim = (size_t)1 << m->hash_bits;
 	DMatrixHandle dm = NULL;
-	double shap[MODEL_MAX_TAB + 2], col[MODEL_MAX_TAB];
+	double shap[MODEL_MAX_TAB + 2], col[MODEL_MAX_TAB], delta = 0, slope = 0;
 	int rc = 0;
 
 	*out = NULL;
@@ -387,19 +442,18 @@ int model_explain(struct model_contrib **out, size_t *n, double *bias,
 		*bias = m->lr_sign * m->lr->w[k];
 		goto out;
 	}
-	for (i = 0; i < nsp && !rc; i++)
-		if (sp[i].index < dim)
-			rc = add_contrib(&v, n, &cap, 1, sp[i].index,
-					 m->lr_sign * m->lr->w[sp[i].index] *
-						 sp[i].value);
 	if (m->kind == MODEL_KIND_TEXT) {
+		rc = add_tokens(&v, n, &cap, m, sp, nsp, 1);
 		*bias = m->lr_sign * m->lr->w[dim];
 		goto out;
 	}
-	if (!rc)
-		rc = xgb_row(&dm, m, tab, model_text_logit(m, sp, nsp));
+	rc = xgb_row(&dm, m, tab, model_text_logit(m, sp, nsp));
 	if (!rc)
 		rc = model_xgb_margin(shap, m->bst, dm, 0, 1);
+	if (!rc)
+		rc = text_effect(&delta, &slope, m, tab, sp, nsp);
+	if (!rc)
+		rc = add_tokens(&v, n, &cap, m, sp, nsp, slope);
 	for (j = 0; j < m->ntab; j++)
 		col[j] = 0;
 	model_offset_terms(col, bias, m, tab);
@@ -407,10 +461,9 @@ int model_explain(struct model_contrib **out, size_t *n, double *bias,
 		if (m->tab_use[j])
 			rc = add_contrib(&v, n, &cap, 0, (uint32_t)j,
 					 shap[k++] + col[j]);
+	/* what a changelog with no token would give the text score */
 	if (!rc)
-		rc = add_contrib(&v, n, &cap, 0, (uint32_t)m->ntab, shap[k]);
-	if (!rc)
-		*bias += shap[k + 1];
+		*bias += shap[k + 1] + shap[k] - delta;
 out:
 	dm_free(dm);
 	if (rc) {

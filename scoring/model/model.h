@@ -152,13 +152,15 @@ int model_predict_rows(double *p, const struct pt_model *m,
 /*
  * Contributions to the (uncalibrated) log-odds of one row: one per used
  * tabular column (XGBoost's SHAP values plus the column's term of the
- * trees' offset, or weight * standardised value for tablr), the text
- * model's part split into one entry per sparse index (weight * value,
- * the text score's own SHAP value shared out in proportion), and the
- * bias (with the offset's intercept).  The tabular entries, the text
- * score's (index model_ntab()) and the bias sum to the log-odds.  The
- * size offset's term is shared between size.lines_added and
- * size.lines_removed in proportion to their lines.  The caller maps
+ * trees' offset, or weight * standardised value for tablr), and one per
+ * sparse index of the patch: for the text model weight * value; for the
+ * tree model the text score's effect, f(s) - f(s0) with s0 the score of
+ * a changelog with no token, shared out as each token's term of s - s0
+ * times the trees' average slope over that step.  The bias holds the
+ * rest: the base log-odds, the offset's intercept and what the text
+ * score gives a changelog with no token.  Entries and bias sum to the
+ * log-odds.  The size offset's term is shared between size.lines_added
+ * and size.lines_removed in proportion to their lines.  The caller maps
  * indices to names.
  */
 struct model_contrib {

@@ -5,8 +5,9 @@
 # reasons in words per task; the text form says the same; a commit and
 # the same commit as a mail (git format-patch) get the same p(fix) and
 # p(bug) within 0.1, and a file and stdin the same output; explain
-# --json lists every column the model uses plus the text score, and
-# their contributions plus the base are the uncalibrated log-odds that
+# --json lists every column the model uses and the text model's part as
+# the patch's tokens, and their contributions plus the base are the
+# uncalibrated log-odds that
 # the manifest's calibration maps to p; training twice on the same data writes the same bytes; bad
 # input fails with a message and a non-zero exit.
 set -u
@@ -34,9 +35,11 @@ featrev=$(git -C "$repo" log -1 --format=%H --invert-grep --grep=fix)
 
 # --- score --json: p_fix, p_bug, versions, five reasons in words -------
 for rev in "$fixrev" "$featrev"; do
+	kind=fix
+	[ "$rev" = "$featrev" ] && kind=feat
 	pt score --json --commit "$rev" --repo "$repo" > "$tmp/s.json" ||
 		fail "score --json --commit $rev failed"
-	pycheck "$tmp/s.json" "$st/models" <<'EOF' || fail "score --json $rev"
+	pycheck "$tmp/s.json" "$st/models" "$kind" <<'EOF' || fail "score --json $rev"
 import json, re, sys
 j = json.load(open(sys.argv[1]))
 for t, key in (("fix", "p_fix"), ("risk", "p_bug")):
@@ -45,8 +48,12 @@ for t, key in (("fix", "p_fix"), ("risk", "p_bug")):
     assert j["models"][t] == man["version"], (j["models"], man["version"])
     assert j["models"][t].startswith(t + "-")
     rs = j["reasons"][t]
-    assert len(rs) == 5, (t, rs)
-    ws = [abs(r["weight"]) for r in rs if not r["text"]]
+    # the fix commit's words carry its p(fix); a feature commit may have
+    # fewer than five reasons: its text scores as a changelog with no
+    # telling word, which is the base, not a reason
+    assert len(rs) == 5 if (t, sys.argv[3]) != ("fix", "feat") else \
+        len(rs) <= 5, (t, rs)
+    ws = [abs(r["weight"]) for r in rs]
     assert ws == sorted(ws, reverse=True), ws
     for r in rs:
         assert r["weight"] != 0, r
@@ -135,21 +142,27 @@ for t, key in (("fix", "p_fix"), ("risk", "p_bug")):
     x = e[t]
     names = [f["feature"] for f in x["features"]]
     assert len(names) == len(set(names)), names
-    assert set(names) == set(man["features"]["used"]) | {"text.score"}, \
-        set(names) ^ (set(man["features"]["used"]) | {"text.score"})
+    assert set(names) == set(man["features"]["used"]), \
+        set(names) ^ set(man["features"]["used"])
     if t == "fix":
         assert not any(n.startswith("label.") for n in names), names
-    f = x["bias"] + sum(c["weight"] for c in x["features"])
+    # the text model's part is told by the patch's tokens: every row,
+    # tokens too, is a term of the sum
+    f = x["bias"] + sum(c["weight"] for c in x["features"] + x["text"])
     assert abs(calibrate(man, f) - x["p"]) < 1e-6, (t, f, x["p"])
     assert abs(x["p"] - s[key]) < 1e-6, (x["p"], s[key])
     assert x["model"] == s["models"][t]
-    assert x["text"] and all(c["feature"] == "text" for c in x["text"])
+    assert x["text"] and all(c["feature"] in ("text", "text.other")
+                             for c in x["text"])
+    texts = [c["reason"] for c in x["text"]]
+    assert len(texts) == len(set(texts)), texts
 EOF
 out=$(pt explain --commit "$fixrev" --repo "$repo")
-nused=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["features"]["used"]) + 1)' \
+nused=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["features"]["used"]))' \
 	"$st/models/fix/manifest.json")
-got=$(awk '/^p\(fix\)/ { on = 1 } /text model/ { on = 0 }
-	on && /^ +[+-][0-9]+\.[0-9][0-9][0-9] / { n++ } END { print n + 0 }' <<<"$out")
+got=$(awk '/^p\(fix\)/ { on = 1 } /^p\(bug\)/ { on = 0 }
+	on && /^ +[+-][0-9]+\.[0-9][0-9][0-9] / && $2 !~ /^text/ { n++ }
+	END { print n + 0 }' <<<"$out")
 [ "$got" = "$nused" ] || fail "explain lists $got fix columns, the model uses $nused"
 grep -Eq '^  base log-odds [+-][0-9]' <<<"$out" || fail "explain: no base log-odds"
 

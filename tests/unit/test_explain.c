@@ -3,8 +3,9 @@
  * synthetic rows where three tokens carry the label; explain_vec() must
  * list, for a patch with 150 tokens, exactly the strongest ones by the
  * model's own contributions (model_explain), strongest first, with the
- * planted tokens among them, and put the words of each token into its
- * sentence.
+ * planted tokens among them, the rest in one row, and the rows must sum
+ * to the log-odds; tokens that say the same word are one row, function
+ * words are never named.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,14 +79,24 @@ static int cmp_abs_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
+static double row_sum(const struct explain_reason *r, size_t n)
+{
+	double s = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s += r[i].weight;
+	return s;
+}
+
 static void test_strongest_tokens(void **state)
 {
 	struct pt_model *m = train_text();
 	struct feat_vec v;
 	struct model_contrib *c;
 	struct explain_reason *r;
-	double bias, bias2, w[NTOK];
-	size_t nc, nr, i, ntext = 0, k;
+	double bias, bias2, w[NTOK], sum;
+	size_t nc, nr, i, ntext = 0, k, nonzero = 0;
 	int saw3 = 0, saw11 = 0, saw17 = 0;
 	const char *tok;
 	char *end;
@@ -109,16 +120,24 @@ static void test_strongest_tokens(void **state)
 	assert_int_equal(model_explain(&c, &nc, &bias, m, v.tab, v.sp, v.nsp),
 			 0);
 	assert_int_equal(nc, NTOK);
-	for (i = 0; i < nc; i++)
+	for (i = 0, sum = 0; i < nc; i++) {
 		w[i] = c[i].value;
+		sum += c[i].value;
+		nonzero += c[i].value != 0;
+	}
 	free(c);
 	qsort(w, NTOK, sizeof(*w), cmp_abs_desc);
 
 	assert_int_equal(explain_vec(&r, &nr, &bias2, m, &v), 0);
 	assert_true(bias2 == bias);
+	assert_true(fabs(row_sum(r, nr) - sum) < 1e-9);
 	for (i = 0; i < nr; i++) {
-		if (!r[i].is_text)
+		if (strcmp(r[i].feature, "text")) {
+			assert_string_equal(r[i].feature, "text.other");
+			/* tokens the model gives no weight are no row */
+			assert_true(r[i].value == nonzero - TEXT_TOKENS);
 			continue;
+		}
 		/* the i-th listed token is the i-th strongest contribution */
 		assert_true(fabs(r[i].weight) == fabs(w[ntext]));
 		if (i)
@@ -139,10 +158,86 @@ static void test_strongest_tokens(void **state)
 	model_free(m);
 }
 
+static const struct explain_reason *find(const struct explain_reason *r,
+					 size_t n, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(r[i].text, text))
+			return &r[i];
+	return NULL;
+}
+
+/*
+ * "fix" as the subject's word, its first word, half of its first pair
+ * and a changelog word is one row; "null" gets the pair's other half;
+ * "the" is never named; code and prefix tokens are their own facts.
+ */
+static void test_grouping(void **state)
+{
+	static const char *const names[] = {
+		"s:fix", "v:fix", "v:fix_null", "w:fix", "s:null", "w:the",
+		"+:kfree", "-:kfree", "p:net/ice",
+	};
+	static const uint32_t index[] = { 3, 11, 17, 20, 21, 22, 23, 24, 25 };
+	struct pt_model *m = train_text();
+	const struct explain_reason *fix, *null, *kfree, *pre, *other;
+	struct model_contrib *c;
+	struct explain_reason *r;
+	double bias, cw[9], sum = 0;
+	struct feat_vec v;
+	size_t i, nc, nr, n = sizeof(names) / sizeof(*names);
+
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	for (i = 0; i < FEAT_NTAB; i++)
+		v.tab[i] = NAN;
+	v.sp = calloc(n, sizeof(*v.sp));
+	v.sp_names = calloc(n, sizeof(*v.sp_names));
+	assert_true(v.sp && v.sp_names);
+	for (i = 0; i < n; i++) {
+		v.sp[i] = (struct model_sparse){ index[i], 1.0f };
+		v.sp_names[i] = strdup(names[i]);
+	}
+	v.nsp = v.spcap = n;
+	assert_int_equal(model_explain(&c, &nc, &bias, m, v.tab, v.sp, v.nsp),
+			 0);
+	assert_int_equal(nc, n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(c[i].index, index[i]);
+		cw[i] = c[i].value;
+		sum += c[i].value;
+	}
+	free(c);
+	assert_int_equal(explain_vec(&r, &nr, &bias, m, &v), 0);
+	assert_int_equal(nr, 5);
+	assert_true(fabs(row_sum(r, nr) - sum) < 1e-9);
+	fix = find(r, nr, "subject and changelog say 'fix'");
+	null = find(r, nr, "subject says 'null'");
+	kfree = find(r, nr, "adds and removes code with 'kfree'");
+	pre = find(r, nr, "subject prefix 'net/ice'");
+	other = find(r, nr, "1 other word of the subject, changelog and code");
+	assert_true(fix && null && kfree && pre && other);
+	assert_true(fabs(fix->weight - (cw[0] + cw[1] + cw[2] / 2 + cw[3])) <
+		    1e-12);
+	assert_true(fabs(null->weight - (cw[4] + cw[2] / 2)) < 1e-12);
+	assert_true(fabs(kfree->weight - (cw[6] + cw[7])) < 1e-12);
+	assert_true(fabs(pre->weight - cw[8]) < 1e-12);
+	assert_true(other->weight == cw[5]);
+	assert_string_equal(other->feature, "text.other");
+	for (i = 0; i < nr; i++)
+		assert_null(strstr(r[i].text, "'the'"));
+	explain_free(r, nr);
+	feat_vec_free(&v);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strongest_tokens),
+		cmocka_unit_test(test_grouping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
