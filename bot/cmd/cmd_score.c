@@ -26,16 +26,14 @@ static const char *const keys[SCORER_NTASKS] = { "fix", "risk" };
 
 /*
  * The indices into s->why[t] of at most NREASONS reasons, strongest
- * first (why[] is sorted so); the text model's remainder row names no
- * fact and is left to explain.
+ * first (why[] is sorted so), of those explain_shown() lets through.
  */
 static size_t pick_reasons(size_t *idx, const struct scorer *s, size_t t)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < s->nwhy[t] && n < NREASONS; i++)
-		if (s->why[t][i].weight != 0 &&
-		    strcmp(s->why[t][i].feature, "text.other"))
+		if (explain_shown(&s->why[t][i]))
 			idx[n++] = i;
 	return n;
 }

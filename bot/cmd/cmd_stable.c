@@ -208,8 +208,7 @@ static int score(struct cand *c, struct run *r, const struct tscore *s,
 	if (!rc && want_why) {
 		c->why = pt_calloc(NREASONS, sizeof(*c->why));
 		for (k = 0; c->why && k < n && c->nwhy < NREASONS; k++) {
-			if (why[k].weight <= 0 ||
-			    !strcmp(why[k].feature, "text.other"))
+			if (why[k].weight <= 0 || !explain_shown(&why[k]))
 				continue;
 			c->why[c->nwhy] = pt_strdup(why[k].text);
 			if (!c->why[c->nwhy++])

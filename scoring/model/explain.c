@@ -123,7 +123,11 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 	case FEAT_AGE:
 		return buf_addf(b, "%s: %.1f", desc, x);
 	case FEAT_HOUR:
-		return buf_addf(b, "authored at %02.0f:00 local time", x);
+		return buf_addf(b, "authored between %02.0f:00 and %02.0f:59, "
+				"the author's local time", x, x);
+	case FEAT_REV_PRIOR:
+		return buf_addf(b, "the reviewers' earlier reviews, counted "
+				"together: %g", x);
 	case FEAT_ENTROPY:
 	case FEAT_REXP:
 		return buf_addf(b, "%s: %.2f", desc, x);
@@ -447,4 +451,13 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 	qsort(r, *n, sizeof(*r), cmp_weight);
 	*out = r;
 	return 0;
+}
+
+int explain_shown(const struct explain_reason *r)
+{
+	if (r->weight == 0 || isnan(r->weight))
+		return 0;
+	if (r->is_text)
+		return strcmp(r->feature, "text.other") != 0;
+	return !isnan(r->value);
 }

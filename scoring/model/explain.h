@@ -41,4 +41,12 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		const struct pt_model *m, const struct feat_vec *v);
 void explain_free(struct explain_reason *r, size_t n);
 
+/*
+ * Whether r may be shown as a reason (score, checks, replies): it moves
+ * the score and states a fact of the patch.  A column whose value is
+ * unknown for this patch, and the text model's remainder row, weigh in
+ * the sum (explain lists them) but say nothing to a maintainer.
+ */
+int explain_shown(const struct explain_reason *r);
+
 #endif

@@ -233,11 +233,31 @@ static void test_grouping(void **state)
 	model_free(m);
 }
 
+/* Reasons that say nothing of the patch are never shown. */
+static void test_shown(void **state)
+{
+	struct explain_reason r = { NULL, "review.reviewer_bug_rate", 0.2,
+				    0.5, 0 };
+
+	(void)state;
+	assert_true(explain_shown(&r));
+	r.value = NAN;          /* "unknown" weighs, but is no reason */
+	assert_false(explain_shown(&r));
+	r.value = 0.2;
+	r.weight = 0;
+	assert_false(explain_shown(&r));
+	r = (struct explain_reason){ NULL, "text", 1, -0.3, 1 };
+	assert_true(explain_shown(&r));
+	r.feature = "text.other";
+	assert_false(explain_shown(&r));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strongest_tokens),
 		cmocka_unit_test(test_grouping),
+		cmocka_unit_test(test_shown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
