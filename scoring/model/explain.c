@@ -185,6 +185,8 @@ static int cmp_weight(const void *a, const void *b)
  * words and what falls below the cap are one row that names no word, so
  * the rows still sum to the model's.
  */
+/* AT_LOG: the model's word namespace, the subject's words and the
+ * changelog's; AT_SUBJ: the subject's own */
 enum { AT_SUBJ = 1, AT_LOG = 2, AT_ADD = 4, AT_DEL = 8, AT_PREFIX = 16 };
 
 struct word {
@@ -316,7 +318,7 @@ static int token_add(struct words *ws, const struct feat_vec *v,
 
 static int word_sentence(struct buf *b, const struct word *w)
 {
-	unsigned text = w->at & (AT_SUBJ | AT_LOG);
+	unsigned text = w->at & AT_SUBJ;
 	unsigned code = w->at & (AT_ADD | AT_DEL);
 
 	if (w->at & AT_PREFIX)
@@ -326,11 +328,10 @@ static int word_sentence(struct buf *b, const struct word *w)
 	if (code)
 		return buf_addf(b, "%s code with '%s'",
 				code == AT_ADD ? "adds" : "removes", w->key);
-	return buf_addf(b, "%s '%s'",
-			text == (AT_SUBJ | AT_LOG) ? "subject and changelog say"
-			: text == AT_SUBJ	   ? "subject says"
-						   : "changelog says",
-			w->key);
+	/* a changelog token may come from the subject's words: the subject
+	 * is the one place certain when both namespaces have the word */
+	return buf_addf(b, "%s says '%s'",
+			text & AT_SUBJ ? "subject" : "changelog", w->key);
 }
 
 static int cmp_word(const void *a, const void *b)

@@ -213,7 +213,7 @@ static void test_grouping(void **state)
 	assert_int_equal(explain_vec(&r, &nr, &bias, m, &v), 0);
 	assert_int_equal(nr, 5);
 	assert_true(fabs(row_sum(r, nr) - sum) < 1e-9);
-	fix = find(r, nr, "subject and changelog say 'fix'");
+	fix = find(r, nr, "subject says 'fix'");
 	null = find(r, nr, "subject says 'null'");
 	kfree = find(r, nr, "adds and removes code with 'kfree'");
 	pre = find(r, nr, "subject prefix 'net/ice'");

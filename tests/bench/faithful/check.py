@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""tests/bench/faithful/check.py STATE REPO [N] - is every reason true?
+
+For the newest N non-merge commits of REPO (default 200), run
+`patchtriage --state STATE score --json --commit C --repo REPO` and
+`explain --json` (PT_BIN or patchtriage on PATH) and check each reason
+that score shows against the commit itself:
+
+- a word of the subject or changelog ("subject says 'fix'", "changelog
+  says ..."): the word occurs as a whole word (letters, digits, '_';
+  case folded as the tokenizer does) in the subject, or in the
+  changelog the model reads (trailer-like lines dropped), as claimed;
+- a word of the code ("adds code with 'kfree'", "removes ...", "adds
+  and removes ..."): a whole word, case kept, of the added or removed
+  lines of the diff;
+- the subject's prefix ("subject prefix 'net/ice'"): the subject starts
+  with it and ': ';
+- a tag ("... v23.11-rc4 ..."): the claim the reason makes of it (see
+  TAG_RULES) holds in the repository;
+- any other reason: each number it states is the feature's value as
+  explain --json gives it (as written, as a percentage, or rounded as
+  the sentence rounds it), and "no X" / "not: X" mean the value is 0.
+
+A reason that matches none of these forms is counted as unchecked and
+listed.  Prints the counts and every false statement, and exits 1 if
+there is any false statement (2 on a usage or tool error).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+BIN = os.environ.get('PT_BIN', 'patchtriage')
+DROPPED = ('fixes', 'cc', 'link', 'closes', 'signed-off-by',
+           'reviewed-by', 'acked-by', 'tested-by', 'reported-by',
+           'suggested-by', 'co-developed-by', 'reported-and-tested-by',
+           'bugzilla id', 'coverity issue', 'message-id', 'change-id',
+           'bug', 'buglink')
+WORD = re.compile(r"^(subject says|changelog says) '(.+)'$")
+CODE = re.compile(r"^(adds and removes|adds|removes) code with '(.+)'$")
+PREFIX = re.compile(r"^subject prefix '(.+)'$")
+NUM = re.compile(r'(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])')
+TAG = re.compile(r'\bv\d[\w.]*(?:-rc\d+)?\b')
+
+
+def git(repo, *args):
+    return subprocess.run(['git', '-C', repo] + list(args),
+                          capture_output=True, check=True).stdout.decode(
+                              'utf-8', 'surrogateescape')
+
+
+def pt(state, *args):
+    r = subprocess.run([BIN, '--quiet', '--state', state] + list(args),
+                       capture_output=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr.decode(errors='replace').strip())
+    return json.loads(r.stdout)
+
+
+def changelog(msg):
+    lines = msg.split('\n')[1:]
+    keep = []
+    for ln in lines:
+        s = ln.strip()
+        key = s.split(':', 1)[0].lower() if ':' in s else None
+        if key in DROPPED:
+            continue
+        keep.append(ln)
+    return '\n'.join(keep)
+
+
+def words(text, fold):
+    if fold:
+        text = text.lower()
+    return set(re.findall(r'[A-Za-z0-9_]+', text))
+
+
+class Commit:
+    def __init__(self, repo, c):
+        self.c = c
+        msg = git(repo, 'log', '-1', '--format=%B', c)
+        self.subject = msg.split('\n', 1)[0]
+        self.subj_words = words(self.subject, True)
+        self.log_words = words(changelog(msg), True)
+        diff = git(repo, 'show', '--format=', '--no-color', '-U0', c)
+        add, rem = [], []
+        for ln in diff.split('\n'):
+            if ln.startswith('+++') or ln.startswith('---'):
+                continue
+            if ln.startswith('+'):
+                add.append(ln[1:])
+            elif ln.startswith('-'):
+                rem.append(ln[1:])
+        self.add_words = words('\n'.join(add), False)
+        self.rem_words = words('\n'.join(rem), False)
+
+
+def check_word(cm, m):
+    where, w = m.group(1), m.group(2)
+    parts = w.split()
+    in_s = all(p in cm.subj_words for p in parts)
+    in_l = all(p in cm.log_words for p in parts)
+    if where == 'subject says':
+        return in_s
+    return in_l
+
+
+def check_code(cm, m):
+    side, w = m.group(1), m.group(2)
+    if side == 'adds':
+        return w in cm.add_words
+    if side == 'removes':
+        return w in cm.rem_words
+    return w in cm.add_words and w in cm.rem_words
+
+
+def number_forms(v):
+    """The ways a sentence may print v, as numbers."""
+    return {float(f % x) for f in ('%g', '%.0f', '%.1f', '%.2f')
+            for x in (v, 100 * v)}
+
+
+def check_numbers(text, value):
+    """True, False, or None (nothing to check)."""
+    if value is None:
+        return 'unknown' in text or None
+    low = text.lower()
+    if low.startswith('no ') or low.startswith('not: '):
+        return value == 0
+    # numbers inside a quoted name or a path are not claims
+    text_q = re.sub(r"'[^']*'|\S*/\S*", ' ', text)
+    nums = NUM.findall(text_q)
+    if not nums:
+        return None
+    forms = number_forms(float(value))
+    return any(float(n) in forms for n in nums)
+
+
+def tag_first_containing(repo, c, tags_order):
+    out = git(repo, 'tag', '--contains', c).split()
+    got = [t for t in tags_order if t in set(out)]
+    return got[0] if got else None
+
+
+def check_tag(repo, c, text, cache):
+    """Claims about a tag: 'merged in T' (T is the first release tag
+    containing c), 'posted while the mainline was at T' / 'committed
+    while T was the newest tag' (T is the newest tag before c's
+    date)."""
+    m = TAG.search(text)
+    if not m:
+        return None
+    tag = m.group(0)
+    if 'tags' not in cache:
+        cache['tags'] = git(repo, 'tag', '--sort=creatordate').split()
+    if text.startswith('merged in ') or ' merged in ' in text:
+        return tag_first_containing(repo, c, cache['tags']) == tag
+    if 'newest tag' in text or 'mainline was at' in text:
+        r = subprocess.run(['git', '-C', repo, 'describe', '--tags',
+                            '--abbrev=0', c], capture_output=True)
+        return r.stdout.decode().strip() == tag or None
+    return None
+
+
+def check_reason(repo, cm, r, values, cache):
+    text = r['reason']
+    for rx, fn in ((WORD, check_word), (CODE, check_code)):
+        m = rx.match(text)
+        if m:
+            return 'text', fn(cm, m)
+    m = PREFIX.match(text)
+    if m:
+        return 'prefix', cm.subject.startswith(m.group(1) + ': ')
+    t = check_tag(repo, cm.c, text, cache)
+    if t is not None:
+        return 'tag', t
+    if r['feature'] in values:
+        ok = check_numbers(text, values[r['feature']])
+        if ok is not None:
+            return 'number', ok
+    return 'unchecked', None
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__.split('\n\n')[0], file=sys.stderr)
+        return 2
+    state, repo = sys.argv[1], sys.argv[2]
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    commits = git(repo, 'rev-list', '--no-merges', '-n', str(n),
+                  'HEAD').split()
+    counts, false, unchecked, cache = {}, [], {}, {}
+    for c in commits:
+        try:
+            s = pt(state, 'score', '--json', '--commit', c, '--repo', repo)
+            e = pt(state, 'explain', '--json', '--commit', c, '--repo',
+                   repo)
+        except RuntimeError as err:
+            print(f'{c[:12]}: not scored: {err}')
+            counts['not scored'] = counts.get('not scored', 0) + 1
+            continue
+        cm = Commit(repo, c)
+        for task in ('fix', 'risk'):
+            values = {f['feature']: f['value']
+                      for f in e.get(task, {}).get('features', [])}
+            for r in s['reasons'].get(task, []):
+                kind, ok = check_reason(repo, cm, r, values, cache)
+                counts[kind] = counts.get(kind, 0) + 1
+                if ok is False:
+                    false.append(f'{c[:12]} {task}: "{r["reason"]}" '
+                                 f'({r["feature"]} = '
+                                 f'{values.get(r["feature"])})')
+                elif ok is None:
+                    unchecked[r['reason']] = unchecked.get(r['reason'],
+                                                           0) + 1
+    checked = sum(v for k, v in counts.items()
+                  if k not in ('unchecked', 'not scored'))
+    print(f'commits {len(commits)}, reasons checked {checked}, false '
+          f'{len(false)}, unchecked {counts.get("unchecked", 0)}, by '
+          f'kind {json.dumps(counts, sort_keys=True)}')
+    for f in false:
+        print('FALSE ' + f)
+    for t, k in sorted(unchecked.items(), key=lambda x: -x[1])[:20]:
+        print(f'unchecked ({k}x): {t}')
+    return 1 if false else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
