@@ -83,34 +83,10 @@ static int add_list_review(const char *kind, const char *name,
 }
 
 /*
- * Whether a reason is a bare function word of the text model ("subject
- * says 'in'"): it weighs in the score, but says nothing to a maintainer,
- * so replies and check descriptions leave it out (explain lists it).
+ * The strongest reasons in words for each task, of those explain_shown()
+ * lets through: explain lists every term of the sum, a check or a reply
+ * only the ones that state a fact of the patch.
  */
-static int filler_reason(const char *text)
-{
-	static const char *const words[] = {
-		"a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
-		"has", "in", "into", "is", "it", "of", "on", "or", "that",
-		"the", "this", "to", "was", "when", "with", "after", "before",
-		"not", "no", "we", "if", "so", "but", "can", "its", "which",
-	};
-	const char *q = strstr(text, " says '");
-	size_t i, n;
-
-	if (!q)
-		return 0;
-	q += 7;
-	n = strcspn(q, "'");
-	if (q[n] != '\'' || q[n + 1])
-		return 0;
-	for (i = 0; i < sizeof(words) / sizeof(*words); i++)
-		if (strlen(words[i]) == n && !strncmp(q, words[i], n))
-			return 1;
-	return 0;
-}
-
-/* The strongest reasons in words, fillers left out, for each task. */
 static void fill_reasons(struct verdict *v)
 {
 	size_t i, m;
@@ -120,7 +96,7 @@ static void fill_reasons(struct verdict *v)
 		const struct triage_score *t = &v->res.task[k];
 
 		for (i = m = 0; i < t->nwhy && m < VERDICT_MAX_REASONS; i++) {
-			if (filler_reason(t->why[i].text))
+			if (!explain_shown(&t->why[i]))
 				continue;
 			v->why[k][m].text = t->why[i].text;
 			v->why[k][m].direction = t->why[i].weight >= 0
