@@ -51,6 +51,47 @@ static const char *dir_or(const struct feat_vec *v)
 	return v->top_dir && *v->top_dir ? v->top_dir : "the touched files";
 }
 
+/* The other side of a yes/no column, said as plainly as its yes. */
+static const char *negation(enum feat_id id)
+{
+	switch (id) {
+	case FEAT_HAS_FIXES:
+		return "no Fixes: tag";
+	case FEAT_CC_STABLE:
+		return "no Cc: stable";
+	case FEAT_BOT_REPORT:
+		return "not reported by a bot";
+	case FEAT_TESTED_CLAIM:
+		return "changelog does not say how it was tested";
+	case FEAT_ARCH:
+		return "touches no architecture-specific code";
+	case FEAT_REVERT:
+		return "not a revert";
+	case FEAT_BUGZILLA:
+		return "refers to no bug tracker entry";
+	case FEAT_AUTHOR_IS_COMMITTER:
+		return "committed by someone other than the author";
+	case FEAT_REV_FREQUENT:
+		return "no reviewer with 50 or more earlier reviews";
+	case FEAT_RESEND:
+		return "not a RESEND";
+	case FEAT_COMMENT_ONLY:
+		return "changes more than comments and blank lines";
+	case FEAT_WS_ONLY:
+		return "changes more than whitespace";
+	case FEAT_DOC_ONLY:
+		return "changes more than documentation";
+	case FEAT_TEST_ONLY:
+		return "changes more than tests";
+	case FEAT_BUILD_ONLY:
+		return "changes more than build files";
+	case FEAT_SMALL_FIX:
+		return "changes more than two lines of code";
+	default:
+		return feat_desc(id);
+	}
+}
+
 static int sentence(struct buf *b, enum feat_id id, double x,
 		    const struct feat_vec *v)
 {
@@ -116,7 +157,7 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 	case FEAT_TEST_ONLY:
 	case FEAT_BUILD_ONLY:
 	case FEAT_SMALL_FIX:
-		return buf_addf(b, "%s%s", x > 0 ? "" : "not: ", desc);
+		return buf_addstr(b, x > 0 ? desc : negation(id));
 	case FEAT_DAYS_TAG:
 	case FEAT_DAYS_RELEASE:
 	case FEAT_LATENCY:

@@ -19,7 +19,9 @@ that score shows against the commit itself:
   TAG_RULES) holds in the repository;
 - any other reason: each number it states is the feature's value as
   explain --json gives it (as written, as a percentage, or rounded as
-  the sentence rounds it), and "no X" / "not: X" mean the value is 0.
+  the sentence rounds it), and "no X" means the value is 0; a yes/no
+  column (YES_NO) says yes when its value is 1 and its negation ("not a
+  revert", "changes more than tests") when 0.
 
 A reason that matches none of these forms is counted as unchecked and
 listed.  Prints the counts and every false statement, and exits 1 if
@@ -41,6 +43,15 @@ WORD = re.compile(r"^(subject says|changelog says) '(.+)'$")
 CODE = re.compile(r"^(adds and removes|adds|removes) code with '(.+)'$")
 PREFIX = re.compile(r"^subject prefix '(.+)'$")
 NUM = re.compile(r'(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])')
+YES_NO = {'label.fixes_tag', 'label.cc_stable', 'test.bot_report',
+          'test.tested_claim', 'test.arch_specific', 'proc.revert',
+          'proc.bug_tracker', 'review.self_committed',
+          'review.reviewer_frequent', 'proc.resend', 'code.comment_only',
+          'code.whitespace_only', 'code.doc_only', 'code.test_only',
+          'code.build_only', 'code.one_line'}
+NEGATION = re.compile(r'^(no |not |changes more than |refers to no |'
+                      r'touches no |committed by someone other |'
+                      r'changelog does not )')
 TAG = re.compile(r'\bv\d[\w.]*(?:-rc\d+)?\b')
 
 
@@ -121,12 +132,14 @@ def number_forms(v):
             for x in (v, 100 * v)}
 
 
-def check_numbers(text, value):
+def check_numbers(text, value, feature=''):
     """True, False, or None (nothing to check)."""
     if value is None:
         return 'unknown' in text or None
     low = text.lower()
-    if low.startswith('no ') or low.startswith('not: '):
+    if feature in YES_NO:
+        return (value == 0) == bool(NEGATION.match(low))
+    if low.startswith('no '):
         return value == 0
     # numbers inside a quoted name or a path are not claims
     text_q = re.sub(r"'[^']*'|\S*/\S*", ' ', text)
@@ -176,7 +189,7 @@ def check_reason(repo, cm, r, values, cache):
     if t is not None:
         return 'tag', t
     if r['feature'] in values:
-        ok = check_numbers(text, values[r['feature']])
+        ok = check_numbers(text, values[r['feature']], r['feature'])
         if ok is not None:
             return 'number', ok
     return 'unchecked', None
