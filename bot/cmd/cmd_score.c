@@ -24,18 +24,10 @@
 static const char *const labels[SCORER_NTASKS] = { "p(fix)", "p(bug)" };
 static const char *const keys[SCORER_NTASKS] = { "fix", "risk" };
 
-/*
- * The indices into s->why[t] of at most NREASONS reasons, strongest
- * first (why[] is sorted so), of those explain_shown() lets through.
- */
+/* The indices into s->why[t] of the reasons shown (explain_pick()). */
 static size_t pick_reasons(size_t *idx, const struct scorer *s, size_t t)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < s->nwhy[t] && n < NREASONS; i++)
-		if (explain_shown(&s->why[t][i]))
-			idx[n++] = i;
-	return n;
+	return explain_pick(idx, NREASONS, s->why[t], s->nwhy[t], 0);
 }
 
 static int print_json(const struct scorer *s)

@@ -206,11 +206,11 @@ static int score(struct cand *c, struct run *r, const struct tscore *s,
 		c->keyword = dataset_keyword_score(p);
 	}
 	if (!rc && want_why) {
+		size_t idx[NREASONS], m = explain_pick(idx, NREASONS, why, n, 1);
+
 		c->why = pt_calloc(NREASONS, sizeof(*c->why));
-		for (k = 0; c->why && k < n && c->nwhy < NREASONS; k++) {
-			if (why[k].weight <= 0 || !explain_shown(&why[k]))
-				continue;
-			c->why[c->nwhy] = pt_strdup(why[k].text);
+		for (k = 0; c->why && k < m; k++) {
+			c->why[c->nwhy] = pt_strdup(why[idx[k]].text);
 			if (!c->why[c->nwhy++])
 				rc = PT_ENOMEM;
 		}

@@ -503,3 +503,19 @@ int explain_shown(const struct explain_reason *r)
 		return strcmp(r->feature, "text.other") != 0;
 	return !isnan(r->value);
 }
+
+size_t explain_pick(size_t *idx, size_t max, const struct explain_reason *r,
+		    size_t n, int raising_only)
+{
+	size_t i, j, m = 0;
+
+	for (i = 0; i < n && m < max; i++) {
+		if (!explain_shown(&r[i]) || (raising_only && r[i].weight < 0))
+			continue;
+		for (j = 0; j < m && strcmp(r[idx[j]].text, r[i].text); j++)
+			;
+		if (j == m)
+			idx[m++] = i;
+	}
+	return m;
+}

@@ -49,4 +49,14 @@ void explain_free(struct explain_reason *r, size_t n);
  */
 int explain_shown(const struct explain_reason *r);
 
+/*
+ * The reasons a maintainer is shown: the indices into r (strongest
+ * first, as explain_vec() sorts) of at most max rows explain_shown()
+ * lets through, one per sentence (two columns that say the same thing
+ * are one reason), only those raising the score when raising_only.
+ * Returns how many.
+ */
+size_t explain_pick(size_t *idx, size_t max, const struct explain_reason *r,
+		    size_t n, int raising_only);
+
 #endif

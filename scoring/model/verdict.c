@@ -89,19 +89,17 @@ static int add_list_review(const char *kind, const char *name,
  */
 static void fill_reasons(struct verdict *v)
 {
-	size_t i, m;
+	size_t i, m, idx[VERDICT_MAX_REASONS];
 	int k;
 
 	for (k = 0; k < TRIAGE_NTASKS; k++) {
 		const struct triage_score *t = &v->res.task[k];
 
-		for (i = m = 0; i < t->nwhy && m < VERDICT_MAX_REASONS; i++) {
-			if (!explain_shown(&t->why[i]))
-				continue;
-			v->why[k][m].text = t->why[i].text;
-			v->why[k][m].direction = t->why[i].weight >= 0
+		m = explain_pick(idx, VERDICT_MAX_REASONS, t->why, t->nwhy, 0);
+		for (i = 0; i < m; i++) {
+			v->why[k][i].text = t->why[idx[i]].text;
+			v->why[k][i].direction = t->why[idx[i]].weight >= 0
 							 ? "raises" : "lowers";
-			m++;
 		}
 		v->nwhy[k] = m;
 	}

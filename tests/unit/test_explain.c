@@ -252,12 +252,37 @@ static void test_shown(void **state)
 	assert_false(explain_shown(&r));
 }
 
+/* Two columns that say the same thing are one reason. */
+static void test_pick(void **state)
+{
+	struct explain_reason r[] = {
+		{ "merged in v1.0-rc6", "proc.rc", 6, 0.9, 0 },
+		{ "merged in v1.0-rc6", "proc.late_rc", 1, 0.5, 0 },
+		{ "lines added: 40", "size.lines_added", 40, -0.4, 0 },
+		{ "3 other words", "text.other", 3, 0.3, 1 },
+		{ "subject says 'fix'", "text", 1, 0.2, 1 },
+	};
+	size_t idx[5], n;
+
+	(void)state;
+	n = explain_pick(idx, 5, r, 5, 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 2);
+	assert_int_equal(idx[2], 4);
+	n = explain_pick(idx, 5, r, 5, 1);
+	assert_int_equal(n, 2);
+	assert_int_equal(idx[1], 4);
+	assert_int_equal(explain_pick(idx, 1, r, 5, 0), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strongest_tokens),
 		cmocka_unit_test(test_grouping),
 		cmocka_unit_test(test_shown),
+		cmocka_unit_test(test_pick),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
