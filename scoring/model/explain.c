@@ -314,20 +314,29 @@ static int has_token(const struct feat_vec *v, char ns, const char *w,
 }
 
 /*
- * A pair "a_b" (words may hold '_' themselves): split where both halves
- * are words of the same text, each taking half; else the whole.
+ * A pair "a_b" (words may hold '_' themselves) shares its weight out to
+ * its words: split where the first half is a token of ns1 (the subject's
+ * first word is a 'v' token, a bigram's words are 'w' tokens); the
+ * second half takes its share when it is a token of ns2, else (a word
+ * too short to be one, the 't' of "don't") the first word takes it all;
+ * a pair that splits nowhere is one word.
  */
 static int pair_add(struct words *ws, const struct feat_vec *v,
-		    const char *pair, char ns, unsigned at, double w)
+		    const char *pair, char ns1, char ns2, unsigned at, double w)
 {
 	size_t len = strlen(pair), i;
 
-	for (i = 1; i + 1 < len; i++)
-		if (pair[i] == '_' && has_token(v, ns, pair, i) &&
-		    has_token(v, ns, pair + i + 1, len - i - 1))
-			return word_add(ws, pair, i, at, w / 2) ?:
-			       word_add(ws, pair + i + 1, len - i - 1, at,
-					w / 2);
+	for (i = 1; i + 1 < len; i++) {
+		const char *b = pair + i + 1;
+		size_t bl = len - i - 1;
+
+		if (pair[i] != '_' || !has_token(v, ns1, pair, i))
+			continue;
+		if (!has_token(v, ns2, b, bl))
+			return word_add(ws, pair, i, at, w);
+		return word_add(ws, pair, i, at, w / 2) ?:
+		       word_add(ws, b, bl, at, w / 2);
+	}
 	return word_add(ws, pair, len, at, w);
 }
 
@@ -344,9 +353,9 @@ static int token_add(struct words *ws, const struct feat_vec *v,
 	case 'w':
 		return word_add(ws, t, strlen(t), AT_LOG, w);
 	case 'v':
-		return pair_add(ws, v, t, 's', AT_SUBJ, w);
+		return pair_add(ws, v, t, 'v', 's', AT_SUBJ, w);
 	case 'b':
-		return pair_add(ws, v, t, 'w', AT_LOG, w);
+		return pair_add(ws, v, t, 'w', 'w', AT_LOG, w);
 	case '+':
 		return word_add(ws, t, strlen(t), AT_ADD, w);
 	case '-':

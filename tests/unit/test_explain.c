@@ -233,6 +233,44 @@ static void test_grouping(void **state)
 	model_free(m);
 }
 
+/* "don't": the pair's 't' is no token, so "don" takes the whole pair. */
+static void test_short_pair(void **state)
+{
+	static const char *const names[] = { "v:don", "v:don_t", "s:don" };
+	static const uint32_t index[] = { 3, 11, 17 };
+	struct pt_model *m = train_text();
+	struct model_contrib *c;
+	struct explain_reason *r;
+	double bias, sum = 0;
+	struct feat_vec v;
+	size_t i, nc, nr;
+
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	for (i = 0; i < FEAT_NTAB; i++)
+		v.tab[i] = NAN;
+	v.sp = calloc(3, sizeof(*v.sp));
+	v.sp_names = calloc(3, sizeof(*v.sp_names));
+	assert_true(v.sp && v.sp_names);
+	for (i = 0; i < 3; i++) {
+		v.sp[i] = (struct model_sparse){ index[i], 1.0f };
+		v.sp_names[i] = strdup(names[i]);
+	}
+	v.nsp = v.spcap = 3;
+	assert_int_equal(model_explain(&c, &nc, &bias, m, v.tab, v.sp, v.nsp),
+			 0);
+	for (i = 0; i < nc; i++)
+		sum += c[i].value;
+	free(c);
+	assert_int_equal(explain_vec(&r, &nr, &bias, m, &v), 0);
+	assert_int_equal(nr, 1);
+	assert_string_equal(r[0].text, "subject says 'don'");
+	assert_true(fabs(r[0].weight - sum) < 1e-12);
+	explain_free(r, nr);
+	feat_vec_free(&v);
+	model_free(m);
+}
+
 /* Reasons that say nothing of the patch are never shown. */
 static void test_shown(void **state)
 {
@@ -281,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strongest_tokens),
 		cmocka_unit_test(test_grouping),
+		cmocka_unit_test(test_short_pair),
 		cmocka_unit_test(test_shown),
 		cmocka_unit_test(test_pick),
 	};
