@@ -61,38 +61,28 @@ static int print_json(const struct scorer *s)
 	return scorer_put_json(j, s, 17);
 }
 
-int cmd_explain(int argc, char **argv, struct cli_ctx *ctx)
+static void print_text(struct buf *out, const struct scorer *s)
 {
-	struct scorer s;
-	struct buf out = BUF_INIT;
 	size_t t, i;
-	int json, rc;
 
-	rc = scorer_run(&s, &json, argc, argv, ctx, "explain");
-	if (rc)
-		return opt_exit(rc);
-	if (json) {
-		rc = print_json(&s);
-		scorer_free(&s);
-		return rc;
-	}
 	for (t = 0; t < SCORER_NTASKS; t++) {
-		if (!s.model[t])
+		if (!s->model[t])
 			continue;
-		buf_addf(&out, "%s %.3f  (model %s)\n  base log-odds %+.2f\n"
-			 "  %-7s %-32s %10s  %s\n", labels[t], s.p[t],
-			 model_version(s.model[t]), s.bias[t], "weight",
+		buf_addf(out, "%s %.3f  (model %s)\n  base log-odds %+.2f\n"
+			 "  %-7s %-32s %10s  %s\n", labels[t], s->p[t],
+			 model_version(s->model[t]), s->bias[t], "weight",
 			 "feature", "value", "reason");
-		for (i = 0; i < s.nwhy[t]; i++) {
-			const struct explain_reason *r = &s.why[t][i];
+		for (i = 0; i < s->nwhy[t]; i++) {
+			const struct explain_reason *r = &s->why[t][i];
 
-			buf_addf(&out, "  %+7.3f %-32s %10.4g  %s\n",
+			buf_addf(out, "  %+7.3f %-32s %10.4g  %s\n",
 				 r->weight, r->feature, r->value, r->text);
 		}
-		buf_addch(&out, '\n');
+		buf_addch(out, '\n');
 	}
-	fputs(out.ptr, stdout);
-	buf_free(&out);
-	scorer_free(&s);
-	return EXIT_OK;
+}
+
+int cmd_explain(int argc, char **argv, struct cli_ctx *ctx)
+{
+	return scorer_main(argc, argv, ctx, "explain", print_json, print_text);
 }

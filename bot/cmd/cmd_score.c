@@ -64,37 +64,27 @@ static int print_json(const struct scorer *s)
 	return scorer_put_json(j, s, 6);
 }
 
+static void print_text(struct buf *out, const struct scorer *s)
+{
+	size_t t, i, n, idx[NREASONS];
+
+	for (t = 0; t < SCORER_NTASKS; t++) {
+		if (!s->model[t])
+			continue;
+		buf_addf(out, "%s %.3f  (model %s)\n", labels[t], s->p[t],
+			 model_version(s->model[t]));
+		n = pick_reasons(idx, s, t);
+		for (i = 0; i < n; i++) {
+			const struct explain_reason *r = &s->why[t][idx[i]];
+
+			buf_addf(out, "  %+6.2f  %s\n", r->weight, r->text);
+		}
+		if (s->check[t])
+			buf_addf(out, "  check: %s\n", s->check[t]);
+	}
+}
+
 int cmd_score(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct scorer s;
-	struct buf out = BUF_INIT;
-	size_t t, i, n, idx[NREASONS];
-	int json, rc;
-
-	rc = scorer_run(&s, &json, argc, argv, ctx, "score");
-	if (rc)
-		return opt_exit(rc);
-	if (json) {
-		rc = print_json(&s);
-		scorer_free(&s);
-		return rc;
-	}
-	for (t = 0; t < SCORER_NTASKS; t++) {
-		if (!s.model[t])
-			continue;
-		buf_addf(&out, "%s %.3f  (model %s)\n", labels[t], s.p[t],
-			 model_version(s.model[t]));
-		n = pick_reasons(idx, &s, t);
-		for (i = 0; i < n; i++) {
-			const struct explain_reason *r = &s.why[t][idx[i]];
-
-			buf_addf(&out, "  %+6.2f  %s\n", r->weight, r->text);
-		}
-		if (s.check[t])
-			buf_addf(&out, "  check: %s\n", s.check[t]);
-	}
-	fputs(out.ptr, stdout);
-	buf_free(&out);
-	scorer_free(&s);
-	return EXIT_OK;
+	return scorer_main(argc, argv, ctx, "score", print_json, print_text);
 }

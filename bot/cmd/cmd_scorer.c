@@ -225,3 +225,26 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 	}
 	return EXIT_OK;
 }
+
+int scorer_main(int argc, char **argv, struct cli_ctx *ctx, const char *cmd,
+		int (*json)(const struct scorer *s),
+		void (*text)(struct buf *out, const struct scorer *s))
+{
+	struct scorer s;
+	struct buf out = BUF_INIT;
+	int want_json, rc;
+
+	rc = scorer_run(&s, &want_json, argc, argv, ctx, cmd);
+	if (rc)
+		return opt_exit(rc);
+	if (want_json) {
+		rc = json(&s);
+		scorer_free(&s);
+		return rc;
+	}
+	text(&out, &s);
+	fputs(out.ptr ? out.ptr : "", stdout);
+	buf_free(&out);
+	scorer_free(&s);
+	return EXIT_OK;
+}

@@ -60,4 +60,12 @@ void scorer_free(struct scorer *s);
 struct json_t;
 int scorer_put_json(struct json_t *j, const struct scorer *s, int digits);
 
+/*
+ * The whole of `score` and `explain`: scorer_run(), then json(s) with
+ * --json or else text(out, s) printed to stdout.  Returns the exit code.
+ */
+int scorer_main(int argc, char **argv, struct cli_ctx *ctx, const char *cmd,
+		int (*json)(const struct scorer *s),
+		void (*text)(struct buf *out, const struct scorer *s));
+
 #endif
