@@ -179,6 +179,24 @@ static void test_fresh_schema_is_schema_13(void **state)
 	buf_free(&got);
 }
 
+/* A file of schema 12 as the previous binary left it, then rows. */
+static void make_schema_12(const char *rows)
+{
+	struct buf old = BUF_INIT;
+	sqlite3 *h;
+
+	read_schema(&old, 12);
+	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, old.ptr, NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "PRAGMA user_version = 12;", NULL,
+				      NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, rows, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	buf_free(&old);
+}
+
 /*
  * A state database of schema 12 made outside db_open() (as the previous
  * binary left it, with rows of the store, the bot and the history)
@@ -186,20 +204,13 @@ static void test_fresh_schema_is_schema_13(void **state)
  */
 static void test_schema_12_database_opens(void **state)
 {
-	struct buf want = BUF_INIT, got = BUF_INIT, old = BUF_INIT;
+	struct buf want = BUF_INIT, got = BUF_INIT;
 	struct db *db;
-	sqlite3 *h;
 	char *v;
 
 	(void)state;
-	read_schema(&old, 12);
 	read_schema(&want, 13);
-	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, old.ptr, NULL, NULL, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h,
-				      "PRAGMA user_version = 12;"
-				      "INSERT INTO kv VALUES ('run/last-pass',"
+	make_schema_12("INSERT INTO kv VALUES ('run/last-pass',"
 				      " '1700000000');"
 				      "INSERT INTO work_queue (kind, key,"
 				      " created, updated) VALUES"
@@ -209,10 +220,7 @@ static void test_schema_12_database_opens(void **state)
 				      "INSERT INTO repos (id, path) VALUES"
 				      " (1, '/r');"
 				      "INSERT INTO commits (repo_id, sha, seq,"
-				      " nparents) VALUES (1, 'abc', 1, 1);",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(h);
+				      " nparents) VALUES (1, 'abc', 1, 1);");
 
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
@@ -230,7 +238,6 @@ static void test_schema_12_database_opens(void **state)
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);
-	buf_free(&old);
 }
 
 static int owner_version(struct db *db, const char *owner)
@@ -378,24 +385,14 @@ static void test_scoring_file_gains_bot_tables(void **state)
  */
 static void test_schema_12_gains_versions(void **state)
 {
-	struct buf want = BUF_INIT, got = BUF_INIT, old = BUF_INIT;
+	struct buf want = BUF_INIT, got = BUF_INIT;
 	struct db *db;
-	sqlite3 *h;
 
 	(void)state;
-	read_schema(&old, 12);
 	read_schema(&want, 13);
-	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, old.ptr, NULL, NULL, NULL),
-			 SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h,
-				      "PRAGMA user_version = 12;"
-				      "INSERT INTO outbox (kind, dedupe_key,"
+	make_schema_12("INSERT INTO outbox (kind, dedupe_key,"
 				      " target, payload, created, updated)"
-				      " VALUES ('reply', 'k', 't', 'p', 1, 1);",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(h);
+				      " VALUES ('reply', 'k', 't', 'p', 1, 1);");
 
 	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	schema_text(&got, db->h);
@@ -412,7 +409,6 @@ static void test_schema_12_gains_versions(void **state)
 	db_close(db);
 	buf_free(&want);
 	buf_free(&got);
-	buf_free(&old);
 }
 
 /* An owner's version above this build's steps is a newer patchtriage. */
