@@ -62,7 +62,7 @@ int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
 	struct buf out = BUF_INIT;
 	struct db *db;
 	int64_t id;
-	long long late = 5, horizon = 365;
+	long long late = CYCLE_LATE_RC, horizon = 365;
 	size_t npos;
 	int json = 0, rc;
 	const struct opt opts[] = {

@@ -552,9 +552,7 @@ int cycle_mainline_tag_at(struct cycle_mainline *out, struct db *db,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = db_prepare(&st, db, "SELECT name, release, rc, date FROM tags "
-			"WHERE repo_id = ? AND mainline AND date < ? ORDER "
-			"BY date DESC, ord DESC LIMIT 1");
+	rc = db_prepare(&st, db, CYCLE_MAINLINE_AT_SQL);
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, repo_id);

@@ -77,7 +77,19 @@ struct cycle_mainline {
  * tags never), from the tags table cycle_assign() wrote: for the state
  * of the mainline when a patch was posted or a commit authored.  Returns
  * 1 and fills *out, 0 when no mainline tag is older, or an error.
+ * CYCLE_MAINLINE_AT_SQL is its query (binds: repo id, date; columns:
+ * name, release, rc, date), for callers that prepare it once;
+ * CYCLE_RELEASE_AT_SQL the newest mainline final release the same way.
  */
+#define CYCLE_MAINLINE_AT_SQL                                                \
+	"SELECT name, release, rc, date FROM tags WHERE repo_id = ? AND "    \
+	"mainline AND date < ? ORDER BY date DESC, ord DESC LIMIT 1"
+#define CYCLE_RELEASE_AT_SQL                                                 \
+	"SELECT name, date FROM tags WHERE repo_id = ? AND mainline AND "    \
+	"rc = 0 AND date < ? ORDER BY date DESC, ord DESC LIMIT 1"
+/* The seed's late -rc: -rc5 or later (stats cycle's --late default). */
+#define CYCLE_LATE_RC 5
+
 int cycle_mainline_tag_at(struct cycle_mainline *out, struct db *db,
 			  int64_t repo_id, int64_t date);
 void cycle_mainline_clear(struct cycle_mainline *m);
