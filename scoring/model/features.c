@@ -87,6 +87,7 @@ void feat_vec_free(struct feat_vec *v)
 	free(v->sp_names);
 	free(v->sp);
 	free(v->release_tag);
+	free(v->release);
 	free(v->top_dir);
 	free(v->phrase);
 	memset(v, 0, sizeof(*v));
@@ -208,6 +209,18 @@ static int64_t asof_date(const struct patch *p)
 	return p->author_date;
 }
 
+/*
+ * The date the release cycle is read at: when the patch was written.  A
+ * commit's author date, not its commit date: a posted patch has no
+ * commit date yet, and a commit applied to a -next branch during rc5 was
+ * written against the mainline at rc5 or before, like the patch a
+ * maintainer reads when it is posted (its Date:).
+ */
+static int64_t cycle_date(const struct patch *p)
+{
+	return p->author_date ? p->author_date : asof_date(p);
+}
+
 static void patch_process(const struct patch *p, float *t)
 {
 	int64_t local = p->author_date + (int64_t)p->author_tz * 60;
@@ -255,6 +268,8 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 	for (i = 0; i < FEAT_NTAB; i++)
 		t[i] = NAN;
 	out->date = asof_date(p);
+	out->cycle_date = cycle_date(p);
+	out->from_mail = p->source != PATCH_FROM_GIT;
 	rc = feat_clean_changelog(&cl, p);
 	if (!rc)
 		rc = feat_add_words(&tk, NS_SUBJ, subj, strlen(subj), 0);
@@ -289,7 +304,7 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 				rc = bughist_unmined(c->bh, p, out->date, t);
 		}
 		if (!rc)
-			rc = feat_cycle_asof(c, out->date, t, out);
+			rc = feat_cycle_asof(c, out->cycle_date, t, out);
 	}
 	if (!rc)
 		rc = toks_to_vec(&tk, out);

@@ -129,12 +129,13 @@ enum feat_group {
 	X(ARCH, "test.arch_specific", FEAT_G_TESTING,                        \
 	  "touches architecture-specific code")                              \
 	X(RC, "proc.rc", FEAT_G_PROCESS,                                     \
-	  "release candidate the cycle is at (0 = merge window)")            \
-	X(LATE_RC, "proc.late_rc", FEAT_G_PROCESS, "merged in a late -rc")   \
+	  "the mainline's -rc when written (0: a final release)")            \
+	X(LATE_RC, "proc.late_rc", FEAT_G_PROCESS,                           \
+	  "the mainline was at a late -rc (rc5 or later)")                   \
 	X(DAYS_TAG, "proc.days_since_tag", FEAT_G_PROCESS,                   \
-	  "days since the last tag")                                         \
+	  "days since the mainline's newest tag")                            \
 	X(DAYS_RELEASE, "proc.days_since_release", FEAT_G_PROCESS,           \
-	  "days since the last release")                                     \
+	  "days since the mainline's newest release")                        \
 	X(LATENCY, "proc.review_days", FEAT_G_PROCESS,                       \
 	  "days from authoring to commit")                                   \
 	X(HOUR, "proc.author_hour", FEAT_G_PROCESS, "author's local hour")   \
@@ -200,10 +201,13 @@ struct feat_vec {
 	/* with FEAT_NAMES: the token behind each sparse entry ("w:null") */
 	char **sp_names;
 	/* facts for the explanations, owned */
-	char *release_tag;       /* last tag before the date, or NULL */
+	char *release_tag;       /* newest mainline tag at the cycle date */
+	char *release;           /* newest mainline final release then */
+	int from_mail;           /* a mail (cycle date: its Date:) */
 	char *top_dir;           /* the most-changed directory ("drivers/net/") */
 	char *phrase;            /* a telling phrase of the changelog */
-	int64_t date;            /* the as-of date */
+	int64_t date;            /* the as-of date of the history columns */
+	int64_t cycle_date;      /* of the proc.rc .. days_since_release */
 };
 
 void feat_vec_free(struct feat_vec *v); /* the contents; v itself not */
@@ -225,7 +229,10 @@ void feat_ctx_no_summary(struct feat_ctx *c);
 
 /*
  * Compute p's vector as of its date (commit date for commits, the Date:
- * of a mail).  thread may be NULL.  flags: FEAT_NAMES.  hash_bits as
+ * of a mail); the release-cycle columns (proc.rc .. days_since_release)
+ * as of the author date, which for a mail is its Date:, so a commit and
+ * the same patch posted get the mainline's state when it was written.
+ * thread may be NULL.  flags: FEAT_NAMES.  hash_bits as
  * the model's.
  */
 int feat_compute(struct feat_vec *out, struct feat_ctx *c,

@@ -3,8 +3,8 @@
  * its date: a mined commit's own rows (features, reviews), and for a
  * patch that is not mined the author's, the files' and the reviewers'
  * earlier records (from histsum.c's summaries when there are some, by
- * SQL otherwise), and the release cycle.  The past-bug columns are
- * bughist.c's.
+ * SQL otherwise), and the mainline's release cycle as of the patch's
+ * author date (a mail's Date:).  The past-bug columns are bughist.c's.
  */
 #include "scoring/model/features.h"
 
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scoring/history/cycle.h"
 #include "scoring/model/bughist.h"
 #include "scoring/model/features_int.h"
 #include "scoring/model/histsum.h"
@@ -20,7 +21,6 @@
 #define REV_PRIOR_RATE 0.1     /* smoothing: prior bug rate of a reviewer */
 #define REV_PRIOR_WEIGHT 5.0   /* ... worth this many reviewed commits */
 #define FREQUENT_REVIEWER 50
-#define LATE_RC 4              /* -rc4 and later count as late */
 
 static const char *const queries[NQ] = {
 	[Q_COMMIT] = "SELECT id FROM commits WHERE repo_id = ? AND sha = ?",
@@ -28,10 +28,8 @@ static const char *const queries[NQ] = {
 		       "FROM features WHERE commit_id = ?",
 	[Q_REVIEWS] = "SELECT kind, is_maintainer, prior, prior_bug "
 		      "FROM reviews WHERE commit_id = ?",
-	[Q_TAG] = "SELECT name, rc, date FROM tags WHERE repo_id = ? AND "
-		  "date < ? ORDER BY date DESC, ord DESC LIMIT 1",
-	[Q_RELEASE] = "SELECT date FROM tags WHERE repo_id = ? AND rc = 0 "
-		      "AND date < ? ORDER BY date DESC LIMIT 1",
+	[Q_TAG] = CYCLE_MAINLINE_AT_SQL,
+	[Q_RELEASE] = CYCLE_RELEASE_AT_SQL,
 	[Q_AUTHOR] = "SELECT c.commit_date FROM commits c JOIN people p ON "
 		     "p.id = c.author_id WHERE c.repo_id = ? AND p.email = ? "
 		     "AND c.commit_date < ?",
@@ -417,32 +415,44 @@ void feat_reviews_unmined(struct feat_ctx *c, const struct patch *p,
 	rev_store(&a, t);
 }
 
+static float days_between(int64_t date, int64_t then)
+{
+	return (float)((double)(date - then) / DAY);
+}
+
+/*
+ * The mainline's state at DATE: its newest tag (cycle.h: never a
+ * stable-branch tag) and its newest final release.  After a final
+ * release rc is 0: the next release's merge window.
+ */
 int feat_cycle_asof(struct feat_ctx *c, int64_t date, float *t,
 		    struct feat_vec *v)
 {
 	sqlite3_stmt *st = q(c, Q_TAG);
+	const char *name;
 
 	sqlite3_bind_int64(st, 1, c->repo_id);
 	sqlite3_bind_int64(st, 2, date);
 	if (sqlite3_step(st) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		int rc = sqlite3_column_int(st, 1);
+		int rc = sqlite3_column_int(st, 2);
 
-		/* after a final release: the next cycle's merge window */
+		name = (const char *)sqlite3_column_text(st, 0);
 		t[FEAT_RC] = (float)rc;
-		t[FEAT_LATE_RC] = rc >= LATE_RC;
+		t[FEAT_LATE_RC] = rc >= CYCLE_LATE_RC;
 		t[FEAT_DAYS_TAG] =
-			(float)((double)(date - sqlite3_column_int64(st, 2)) /
-				DAY);
+			days_between(date, sqlite3_column_int64(st, 3));
 		if (name && !(v->release_tag = pt_strdup(name)))
 			return PT_ENOMEM;
 	}
 	st = q(c, Q_RELEASE);
 	sqlite3_bind_int64(st, 1, c->repo_id);
 	sqlite3_bind_int64(st, 2, date);
-	if (sqlite3_step(st) == SQLITE_ROW)
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		name = (const char *)sqlite3_column_text(st, 0);
 		t[FEAT_DAYS_RELEASE] =
-			(float)((double)(date - sqlite3_column_int64(st, 0)) /
-				DAY);
+			days_between(date, sqlite3_column_int64(st, 1));
+		if (name && !(v->release = pt_strdup(name)))
+			return PT_ENOMEM;
+	}
 	return 0;
 }

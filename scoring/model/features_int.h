@@ -96,7 +96,11 @@ void feat_reviews_unmined(struct feat_ctx *c, const struct patch *p,
 			  int64_t date, float *t);
 int feat_files_unmined(struct feat_ctx *c, const struct patch *p,
 		       int64_t date, float *t);
-/* The release cycle at date: tag, rc, days since the tag and release. */
+/*
+ * The mainline's release cycle at date (its newest mainline tag, never
+ * a stable one): rc, late rc, days since that tag and since the newest
+ * mainline final release; the tag names into v.
+ */
 int feat_cycle_asof(struct feat_ctx *c, int64_t date, float *t,
 		    struct feat_vec *v);
 

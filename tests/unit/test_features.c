@@ -8,7 +8,8 @@
  * columns (bughist.h) have their exact values on that history, a fix
  * dated after a commit leaves them alone, the mined and the unmined path
  * agree, and a state mined before they existed gets them on the next
- * mine run.
+ * mine run.  The release-cycle columns are the mainline's (no stable
+ * tag) as of the author date, for a commit and for it as a mail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -190,7 +191,7 @@ struct fx {
 	char dir[64], repo[96], db[96];
 };
 
-static int sh(struct fx *f, int phase)
+static int sh_script(struct fx *f, const char *text, int phase)
 {
 	char cmd[512], path[128];
 	FILE *fp;
@@ -199,11 +200,16 @@ static int sh(struct fx *f, int phase)
 	fp = fopen(path, "w");
 	if (!fp)
 		return -1;
-	fputs(script, fp);
+	fputs(text, fp);
 	fclose(fp);
 	snprintf(cmd, sizeof(cmd), "sh %s %s %d >/dev/null 2>&1", path,
 		 f->repo, phase);
 	return system(cmd);
+}
+
+static int sh(struct fx *f, int phase)
+{
+	return sh_script(f, script, phase);
 }
 
 static void mine(struct fx *f, struct db *db)
@@ -218,7 +224,10 @@ static void mine(struct fx *f, struct db *db)
 	assert_int_equal(mine_run(&res, db, &o), 0);
 }
 
-/* as_mail: forget the commit id, so the patch takes the unmined path */
+/*
+ * as_mail: forget the commit id, so the patch takes the unmined path;
+ * 2: and read it as a mail
+ */
 static void vec_of(struct feat_vec *v, struct fx *f, struct db *db,
 		   const char *shafile, int as_mail)
 {
@@ -245,6 +254,8 @@ static void vec_of(struct feat_vec *v, struct fx *f, struct db *db,
 		free(p->commit_id);
 		p->commit_id = NULL;
 	}
+	if (as_mail > 1)
+		p->source = PATCH_FROM_MAIL; /* as posted: Date: = author date */
 	assert_int_equal(mine_repo_id(&repo_id, db, f->repo), 0);
 	assert_int_equal(feat_ctx_new(&c, db, repo_id), 0);
 	assert_int_equal(feat_compute(v, c, p, NULL, 16, 0), 0);
@@ -404,6 +415,71 @@ static void test_as_of(void **state)
 	git_libgit2_shutdown();
 }
 
+/*
+ * The release cycle as of the author date on the mainline: W is written
+ * after v1.1-rc1 and after a stable tag (v1.0.1, off main's first
+ * parents), committed after v1.1-rc2.  Its columns are the mainline's
+ * at rc1, for the commit and for the same patch as a mail.
+ */
+static const char cycle_script[] =
+	"set -e\n"
+	"cd \"$1\"\n"
+	"c() { git add -A; GIT_AUTHOR_DATE=\"@$1 +0000\" "
+	"GIT_COMMITTER_DATE=\"@$2 +0000\" git commit -q -m \"$3\"; }\n"
+	"git init -q -b main .\n"
+	"git config user.name Ann; git config user.email ann@example.org\n"
+	"echo a > a.c; c 1000000 1000000 'lib: add a'; git tag v1.0\n"
+	"echo b >> a.c; c 2000000 2000000 'lib: more'; git tag v1.1-rc1\n"
+	"git checkout -q -b stable v1.0\n"
+	"echo s > s.c; c 3000000 3000000 'lib: backport'; git tag v1.0.1\n"
+	"git checkout -q main\n"
+	"echo c >> a.c; c 4000000 4000000 'lib: again'; git tag v1.1-rc2\n"
+	"echo d >> a.c; c 3500000 5000000 'lib: written at rc1'\n"
+	"git rev-parse HEAD > ../w.sha\n";
+
+static void check_cycle(const struct feat_vec *v, int from_mail)
+{
+	assert_true(v->tab[FEAT_RC] == 1);
+	assert_true(v->tab[FEAT_LATE_RC] == 0);
+	assert_true(fabsf(v->tab[FEAT_DAYS_TAG] - 1.5e6f / 86400) < 1e-3);
+	assert_true(fabsf(v->tab[FEAT_DAYS_RELEASE] - 2.5e6f / 86400) <
+		    1e-3);
+	assert_string_equal(v->release_tag, "v1.1-rc1");
+	assert_string_equal(v->release, "v1.0");
+	assert_int_equal(v->from_mail, from_mail);
+}
+
+static void test_mainline_cycle(void **state)
+{
+	struct feat_vec commit, mail;
+	struct fx f;
+	struct db *db;
+	char cmd[128];
+
+	(void)state;
+	git_libgit2_init();
+	snprintf(f.dir, sizeof(f.dir), "/tmp/pt-feat-XXXXXX");
+	assert_non_null(mkdtemp(f.dir));
+	snprintf(f.repo, sizeof(f.repo), "%s/repo", f.dir);
+	snprintf(f.db, sizeof(f.db), "%s/state.db", f.dir);
+	assert_int_equal(mkdir(f.repo, 0700), 0);
+	assert_int_equal(sh_script(&f, cycle_script, 1), 0);
+	assert_int_equal(db_open(&db, f.db, &scoring_db_owners), 0);
+	mine(&f, db);
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM tags WHERE "
+			       "mainline"), 3);
+	vec_of(&commit, &f, db, "w.sha", 0);
+	check_cycle(&commit, 0);
+	vec_of(&mail, &f, db, "w.sha", 2);
+	check_cycle(&mail, 1);
+	feat_vec_free(&commit);
+	feat_vec_free(&mail);
+	db_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f.dir);
+	assert_int_equal(system(cmd), 0);
+	git_libgit2_shutdown();
+}
+
 static void test_component(void **state)
 {
 	(void)state;
@@ -424,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_patterns_and_text),
 		cmocka_unit_test(test_component),
 		cmocka_unit_test(test_as_of),
+		cmocka_unit_test(test_mainline_cycle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
