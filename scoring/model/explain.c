@@ -27,25 +27,6 @@ void explain_free(struct explain_reason *r, size_t n)
 	free(r);
 }
 
-/* "v23.11-rc3" -> "v23.11-rc4": the rc a commit after the tag lands in. */
-static void next_rc(struct buf *b, const char *tag)
-{
-	const char *rc = strstr(tag, "-rc");
-	char *end;
-	long n;
-
-	if (!rc) {
-		buf_addf(b, "merged in the merge window after %s", tag);
-		return;
-	}
-	n = strtol(rc + 3, &end, 10);
-	if (end == rc + 3 || *end) {
-		buf_addf(b, "merged after %s", tag);
-		return;
-	}
-	buf_addf(b, "merged in %.*s-rc%ld", (int)(rc - tag), tag, n + 1);
-}
-
 static const char *dir_or(const struct feat_vec *v)
 {
 	return v->top_dir && *v->top_dir ? v->top_dir : "the touched files";
@@ -97,16 +78,18 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 {
 	const char *desc = feat_desc(id);
 
-	if (isnan(x))
-		return buf_addf(b, "%s: unknown", desc);
 	switch (id) {
 	case FEAT_RC:
 	case FEAT_LATE_RC:
-		if (v->release_tag)
-			next_rc(b, v->release_tag);
-		else
-			buf_addf(b, "before the first release tag");
-		return 0;
+	case FEAT_DAYS_TAG:
+	case FEAT_DAYS_RELEASE:
+		return explain_cycle(b, id, x, v);
+	default:
+		break;
+	}
+	if (isnan(x))
+		return buf_addf(b, "%s: unknown", desc);
+	switch (id) {
 	case FEAT_MAINT_REVIEW:
 		return buf_addf(b, x > 0 ? "reviewed by a maintainer of %s"
 				       : "no " TRAILER_KEY_REVIEWED " from a "
@@ -158,8 +141,6 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 	case FEAT_BUILD_ONLY:
 	case FEAT_SMALL_FIX:
 		return buf_addstr(b, x > 0 ? desc : negation(id));
-	case FEAT_DAYS_TAG:
-	case FEAT_DAYS_RELEASE:
 	case FEAT_LATENCY:
 	case FEAT_AGE:
 		return buf_addf(b, "%s: %.1f", desc, x);

@@ -3,7 +3,7 @@
  * words.  Contributions come from model_explain() (XGBoost's SHAP values
  * for the tree model, weight times value for the linear ones); this
  * module turns each into a sentence from the feature's name, value and
- * the facts feat_compute() kept (the release tag, the most-changed
+ * the facts feat_compute() kept (the mainline's tag, the most-changed
  * directory, the tokens behind the hashed text entries).  It does not
  * print.
  */
@@ -17,7 +17,7 @@
 #include "scoring/util/pt.h"
 
 struct explain_reason {
-	char *text;         /* "merged in v23.11-rc4" */
+	char *text;         /* "no Fixes: tag" */
 	const char *feature;/* column name; "text": a word or code token of
 			     * this patch; "text.other": the text model's
 			     * remaining tokens (function words, the rest) */
@@ -40,6 +40,16 @@ struct explain_reason {
 int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		const struct pt_model *m, const struct feat_vec *v);
 void explain_free(struct explain_reason *r, size_t n);
+
+/*
+ * The sentence of a release-cycle column (FEAT_RC, FEAT_LATE_RC,
+ * FEAT_DAYS_TAG, FEAT_DAYS_RELEASE) of value x: the mainline's state
+ * when the patch was written, "authored while the mainline was at
+ * v6.8-rc5" ("posted ..." for a mail), never a release it was merged
+ * for (explain_cycle.c).
+ */
+int explain_cycle(struct buf *b, enum feat_id id, double x,
+		  const struct feat_vec *v);
 
 /*
  * Whether r may be shown as a reason (score, checks, replies): it moves

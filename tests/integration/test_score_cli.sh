@@ -4,10 +4,11 @@
 # probabilities, the model versions of the saved manifests and five
 # reasons in words per task; the text form says the same; a commit and
 # the same commit as a mail (git format-patch) get the same p(fix) and
-# p(bug) within 0.1, and a file and stdin the same output; explain
-# --json lists every column the model uses and the text model's part as
-# the patch's tokens, and their contributions plus the base are the
-# uncalibrated log-odds that
+# p(bug) within 0.1 and the same release-cycle columns (the mainline's
+# tag when written: "authored ..." / "posted ..."), and a file and stdin
+# the same output; explain --json lists every column the model uses and
+# the text model's part as the patch's tokens, and their contributions
+# plus the base are the uncalibrated log-odds that
 # the manifest's calibration maps to p; training twice on the same data writes the same bytes; bad
 # input fails with a message and a non-zero exit.
 set -u
@@ -57,7 +58,7 @@ for t, key in (("fix", "p_fix"), ("risk", "p_bug")):
     assert ws == sorted(ws, reverse=True), ws
     for r in rs:
         assert r["weight"] != 0, r
-        # words, not a column name: "merged in v1.6-rc8"
+        # words, not a column name: "authored while the mainline was at v1.6-rc7"
         assert re.search(r"[a-z]+ [a-z']+", r["reason"]), r
         assert r["reason"] != r["feature"] and "." not in r["reason"].split()[0], r
 assert j["history"] is True
@@ -112,6 +113,27 @@ for n in names:
     assert n in c and n in m, (n, sorted(c))
     assert c[n] is not None and abs(c[n] - m[n]) < 1e-6, (n, c[n], m[n])
 assert any(c[n] > 0 for n in names[:3]), c
+EOF2
+
+# The release-cycle columns are the mainline's state when the patch was
+# written: the commit's author date, the mail's Date: (format-patch
+# writes the author date), so both get the same values; the commit's
+# sentence says "authored", the mail's "posted", neither "merged in".
+pycheck "$tmp/ce.json" "$tmp/me.json" <<'EOF2' || fail "mail and commit cycle differ"
+import json, sys
+names = ("proc.rc", "proc.late_rc", "proc.days_since_tag",
+         "proc.days_since_release")
+(c, cr), (m, mr) = (
+    ({f["feature"]: f["value"] for f in x["features"]},
+     {f["feature"]: f["reason"] for f in x["features"]})
+    for x in (json.load(open(p))["risk"] for p in sys.argv[1:3]))
+for n in names:
+    assert c[n] is not None and abs(c[n] - m[n]) < 1e-6, (n, c[n], m[n])
+    assert cr[n].startswith("authored ") and mr[n].startswith("posted "), \
+        (cr[n], mr[n])
+    assert cr[n][len("authored"):] == mr[n][len("posted"):], (cr[n], mr[n])
+    assert "merged" not in cr[n], cr[n]
+assert cr["proc.rc"] != cr["proc.late_rc"], cr["proc.rc"]
 EOF2
 
 # --- explain: every column, and they add up ----------------------------

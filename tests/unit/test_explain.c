@@ -5,7 +5,9 @@
  * model's own contributions (model_explain), strongest first, with the
  * planted tokens among them, the rest in one row, and the rows must sum
  * to the log-odds; tokens that say the same word are one row, function
- * words are never named.
+ * words are never named.  The release-cycle columns state the
+ * mainline's tag when the patch was written ("posted" for a mail), each
+ * in its own sentence, never "merged in".
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -294,8 +296,8 @@ static void test_shown(void **state)
 static void test_pick(void **state)
 {
 	struct explain_reason r[] = {
-		{ "merged in v1.0-rc6", "proc.rc", 6, 0.9, 0 },
-		{ "merged in v1.0-rc6", "proc.late_rc", 1, 0.5, 0 },
+		{ "one sentence for two columns", "proc.rc", 6, 0.9, 0 },
+		{ "one sentence for two columns", "proc.late_rc", 1, 0.5, 0 },
 		{ "lines added: 40", "size.lines_added", 40, -0.4, 0 },
 		{ "3 other words", "text.other", 3, 0.3, 1 },
 		{ "subject says 'fix'", "text", 1, 0.2, 1 },
@@ -314,6 +316,63 @@ static void test_pick(void **state)
 	assert_int_equal(explain_pick(idx, 1, r, 5, 0), 1);
 }
 
+static char *cycle_text(enum feat_id id, double x, const struct feat_vec *v)
+{
+	struct buf b = BUF_INIT;
+
+	assert_int_equal(explain_cycle(&b, id, x, v), 0);
+	return buf_detach(&b, NULL);
+}
+
+/* "authored while the mainline was at", "posted ..." for a mail */
+static void test_cycle_sentences(void **state)
+{
+	static const enum feat_id ids[] = { FEAT_RC, FEAT_LATE_RC,
+					    FEAT_DAYS_TAG, FEAT_DAYS_RELEASE };
+	static const double x[] = { 6, 1, 12.3, 40.5 };
+	static const char *const want[] = {
+		"authored while the mainline was at v6.8-rc6",
+		"authored while the mainline was at v6.8-rc6, a late -rc (rc5 "
+		"or later)",
+		"authored 12.3 days after the mainline's v6.8-rc6 tag",
+		"authored 40.5 days after the mainline's v6.7 release",
+	};
+	struct feat_vec v;
+	char *t[4], *u;
+	size_t i, j;
+
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	v.release_tag = "v6.8-rc6";
+	v.release = "v6.7";
+	for (i = 0; i < 4; i++) {
+		t[i] = cycle_text(ids[i], x[i], &v);
+		assert_string_equal(t[i], want[i]);
+		assert_null(strstr(t[i], "merged"));
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(t[i], t[j]);
+	}
+	u = cycle_text(FEAT_LATE_RC, 0, &v);
+	assert_string_equal(u, "authored while the mainline was at v6.8-rc6, "
+			       "not a late -rc (rc5 or later)");
+	free(u);
+	v.from_mail = 1;
+	u = cycle_text(FEAT_RC, 6, &v);
+	assert_string_equal(u, "posted while the mainline was at v6.8-rc6");
+	free(u);
+	/* no mainline tag before it: each column says so in its own words */
+	v.release_tag = v.release = NULL;
+	for (i = 0; i < 4; i++) {
+		free(t[i]);
+		t[i] = cycle_text(ids[i], NAN, &v);
+		assert_non_null(strstr(t[i], "known before it was posted"));
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(t[i], t[j]);
+	}
+	for (i = 0; i < 4; i++)
+		free(t[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_short_pair),
 		cmocka_unit_test(test_shown),
 		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_cycle_sentences),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
