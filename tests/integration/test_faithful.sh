@@ -2,7 +2,7 @@
 # test_faithful.sh - every reason `score` shows is a true statement about
 # the patch (issue 21): on the kernel-like history of
 # tests/lib/trained.sh, tests/bench/faithful/check.py checks each reason
-# of the newest 40 commits against the commit itself (quoted words are
+# of the newest 60 commits against the commit itself (quoted words are
 # whole words where claimed, tags hold in the tree, numbers are the
 # feature's values); a single false statement fails.  It also makes sure
 # the check has something to check: at least 300 reasons, words, tags
@@ -21,7 +21,7 @@ bash "$PT_SOURCE_DIR/tests/lib/trained.sh" "$tmp" || {
 	exit 1
 }
 
-out=$("$py" "$check" "$tmp/state" "$tmp/linux" 40 2>&1)
+out=$("$py" "$check" "$tmp/state" "$tmp/linux" 60 2>&1)
 rc=$?
 pt_checks=$((pt_checks + 1))
 [ "$rc" = 0 ] || fail "false reasons: $out"
