@@ -225,7 +225,8 @@ static int list_tags(struct rtag **out, size_t *n, git_repository *repo,
 		*n = 0;
 		return rc;
 	}
-	qsort(tags, *n, sizeof(*tags), rtag_cmp);
+	if (*n)
+		qsort(tags, *n, sizeof(*tags), rtag_cmp);
 	*out = tags;
 	return 0;
 }

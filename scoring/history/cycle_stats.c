@@ -94,7 +94,8 @@ static int bootstrap(struct cycle_stats *s, const struct group *late,
 		if (b > 0)
 			r[k++] = a / b;
 	}
-	qsort(r, k, sizeof(*r), cmp_double);
+	if (k)
+		qsort(r, k, sizeof(*r), cmp_double);
 	if (k) {
 		s->lo = r[(size_t)(0.025 * (k - 1) + 0.5)];
 		s->hi = r[(size_t)(0.975 * (k - 1) + 0.5)];

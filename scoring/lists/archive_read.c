@@ -213,7 +213,8 @@ static int list_epochs(long **nums, size_t *n, const char *dir)
 		*n = 0;
 		return rc;
 	}
-	qsort(v, *n, sizeof(*v), cmp_long);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_long);
 	*nums = v;
 	return 0;
 }

@@ -417,7 +417,8 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
 	size_t i, shown = 0;
 	int rc = group_tokens(&ws, c, nc, v);
 
-	qsort(ws.v, ws.n, sizeof(*ws.v), cmp_word);
+	if (ws.n)
+		qsort(ws.v, ws.n, sizeof(*ws.v), cmp_word);
 	for (i = 0; i < ws.n && !rc; i++) {
 		const struct word *w = &ws.v[i];
 		int plain = !word_class(w->at);
@@ -480,7 +481,8 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		*n = 0;
 		return rc;
 	}
-	qsort(r, *n, sizeof(*r), cmp_weight);
+	if (*n)
+		qsort(r, *n, sizeof(*r), cmp_weight);
 	*out = r;
 	return 0;
 }

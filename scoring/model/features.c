@@ -163,7 +163,8 @@ static int toks_to_vec(struct toks *t, struct feat_vec *v)
 {
 	size_t i, m = 0, count[NNS] = { 0 };
 
-	qsort(t->v, t->n, sizeof(*t->v), cmp_tok);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_tok);
 	for (i = 0; i < t->n; i++) {
 		if (m && t->v[m - 1].ns == t->v[i].ns &&
 		    t->v[m - 1].index == t->v[i].index) {

@@ -499,7 +499,8 @@ static void midranks(double *r, struct ranked *t, size_t k)
 {
 	size_t i = 0, j, h;
 
-	qsort(t, k, sizeof(*t), cmp_ranked);
+	if (k)
+		qsort(t, k, sizeof(*t), cmp_ranked);
 	while (i < k) {
 		for (j = i; j + 1 < k && t[j + 1].v == t[i].v; j++)
 			;
