@@ -50,7 +50,9 @@ c = subprocess.run(["git", "-C", repo, "rev-list", "-1", "--no-merges",
 cm = ck.Commit(repo, c)
 lies = [{"reason": "changelog says 'xyzzy'", "feature": "text"},
         {"reason": "adds code with 'xyzzy_frobnicate'", "feature": "text"},
-        {"reason": "lines added: 987654", "feature": "size.lines_added"}]
+        {"reason": "lines added: 987654", "feature": "size.lines_added"},
+        {"reason": "authored while the mainline was at v99.0-rc1",
+         "feature": "proc.rc"}]
 for r in lies:
     kind, ok = ck.check_reason(repo, cm, r, {"size.lines_added": 3}, {})
     assert ok is False, (r, kind, ok)

@@ -156,11 +156,42 @@ def tag_first_containing(repo, c, tags_order):
     return got[0] if got else None
 
 
+RELEASE = re.compile(r'^v\d+\.\d+(\.\d+)?(-rc\d+)?$')
+
+
+def mainline_tags(repo, cache):
+    """[(date, name)] of the release tags on HEAD's first-parent history
+    (cycle.c's mainline: no stable-branch tag), oldest first."""
+    if 'mainline' not in cache:
+        fp = set(git(repo, 'rev-list', '--first-parent', 'HEAD').split())
+        out = git(repo, 'for-each-ref', '--format=%(refname:short) '
+                  '%(creatordate:unix) %(objectname) %(*objectname)',
+                  'refs/tags')
+        tags = []
+        for ln in out.splitlines():
+            f = ln.split()
+            name, date, obj = f[0], int(f[1]), f[-1]
+            if RELEASE.match(name) and obj in fp:
+                tags.append((date, name))
+        cache['mainline'] = sorted(tags)
+    return cache['mainline']
+
+
+def mainline_at(repo, c, cache, final=False):
+    """The newest mainline tag (final: release) dated before c's author
+    date, as the model reads the cycle."""
+    when = int(git(repo, 'log', '-1', '--format=%at', c).strip())
+    got = [n for d, n in mainline_tags(repo, cache)
+           if d < when and (not final or '-rc' not in n)]
+    return got[-1] if got else None
+
+
 def check_tag(repo, c, text, cache):
     """Claims about a tag: 'merged in T' (T is the first release tag
-    containing c), 'posted while the mainline was at T' / 'committed
-    while T was the newest tag' (T is the newest tag before c's
-    date)."""
+    containing c); 'authored/posted while the mainline was at T' and
+    'N days after the mainline's T tag' (T is the newest mainline tag,
+    on HEAD's first parents, dated before c's author date); 'N days
+    after the mainline's T release' (the newest such final release)."""
     m = TAG.search(text)
     if not m:
         return None
@@ -169,10 +200,10 @@ def check_tag(repo, c, text, cache):
         cache['tags'] = git(repo, 'tag', '--sort=creatordate').split()
     if text.startswith('merged in ') or ' merged in ' in text:
         return tag_first_containing(repo, c, cache['tags']) == tag
-    if 'newest tag' in text or 'mainline was at' in text:
-        r = subprocess.run(['git', '-C', repo, 'describe', '--tags',
-                            '--abbrev=0', c], capture_output=True)
-        return r.stdout.decode().strip() == tag or None
+    if 'mainline was at' in text or text.endswith(' tag'):
+        return mainline_at(repo, c, cache) == tag
+    if text.endswith(' release') and "mainline's" in text:
+        return mainline_at(repo, c, cache, True) == tag
     return None
 
 
@@ -186,6 +217,9 @@ def check_reason(repo, cm, r, values, cache):
     if m:
         return 'prefix', cm.subject.startswith(m.group(1) + ': ')
     t = check_tag(repo, cm.c, text, cache)
+    if t is not None and ' days after ' in text and r['feature'] in values:
+        n = check_numbers(text, values[r['feature']], r['feature'])
+        return 'tag', t and n is not False
     if t is not None:
         return 'tag', t
     if r['feature'] in values:
