@@ -23,7 +23,7 @@ struct cli_ctx {
 	int quiet;
 	int verbose;
 	struct config *cfg; /* opened by cli_config() */
-	struct db *db;      /* opened by cli_db() */
+	struct db *db;	    /* opened by cli_db() */
 };
 
 struct cli_command {

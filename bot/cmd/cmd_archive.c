@@ -29,8 +29,10 @@ static void show_progress(const struct archive_progress *p, void *ctx)
 		return;
 	name = p->source ? strrchr(p->source, '/') : NULL;
 	name = name ? name + 1 : p->source ? p->source : "";
-	fprintf(stderr, "\r\033[Kimporting %s: %zu messages, %zu skipped, "
-		"%.0f/s", name, p->messages, p->skipped,
+	fprintf(stderr,
+		"\r\033[Kimporting %s: %zu messages, %zu skipped, "
+		"%.0f/s",
+		name, p->messages, p->skipped,
 		p->elapsed > 0 ? (double)p->messages / p->elapsed : 0.0);
 	pr->shown = 1;
 }
@@ -38,10 +40,11 @@ static void show_progress(const struct archive_progress *p, void *ctx)
 static void print_result(const struct archive_result *r)
 {
 	printf("read %zu messages from %zu sources: %zu new, %zu already "
-	       "stored, %zu skipped\n", r->messages, r->sources, r->imported,
-	       r->duplicates, r->skipped);
+	       "stored, %zu skipped\n",
+	       r->messages, r->sources, r->imported, r->duplicates, r->skipped);
 	printf("new:     %zu patches, %zu cover letters, %zu replies, %zu "
-	       "other\n", r->patches, r->covers, r->replies, r->other);
+	       "other\n",
+	       r->patches, r->covers, r->replies, r->other);
 	if (r->deleted)
 		printf("removed: %zu messages deleted from the archive\n",
 		       r->deleted);
@@ -119,12 +122,12 @@ static int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 	rc = opt_parse("archive", opts, argc, argv, paths, (size_t)argc, &n);
 	if (!rc && public_inbox && mbox)
 		rc = cli_usage("archive", "give either --public-inbox or "
-			       "--mbox");
+					  "--mbox");
 	if (!rc)
 		pi = public_inbox ? 1 : mbox ? 0 : -1;
 	if (!rc && (pi < 0 || !n))
 		rc = cli_usage("archive", "import needs --public-inbox "
-			       "GITDIR... or --mbox FILE...");
+					  "GITDIR... or --mbox FILE...");
 	if (!rc)
 		rc = run_import(ctx, pi, paths, (int)n, full);
 	free(paths);
@@ -137,19 +140,21 @@ static void print_stats(const struct archive_stats *s)
 	       (long long)s->sources, (long long)s->messages,
 	       (long long)s->skipped);
 	printf("series:     %lld (%lld complete, %lld linked to an earlier "
-	       "version)\n", (long long)s->series,
-	       (long long)s->series_complete, (long long)s->versions_linked);
+	       "version)\n",
+	       (long long)s->series, (long long)s->series_complete,
+	       (long long)s->versions_linked);
 	printf("patches:    %lld, replies %lld, review trailers %lld, "
-	       "applied notices %lld\n", (long long)s->patches,
-	       (long long)s->replies, (long long)s->reviews,
-	       (long long)s->notices);
+	       "applied notices %lld\n",
+	       (long long)s->patches, (long long)s->replies,
+	       (long long)s->reviews, (long long)s->notices);
 	printf("outcomes:   applied %lld (reply %lld, bot %lld, commit %lld),"
-	       " superseded %lld, neither %lld\n", (long long)s->applied,
-	       (long long)s->applied_reply, (long long)s->applied_bot,
-	       (long long)s->applied_commit, (long long)s->superseded,
-	       (long long)s->neither);
+	       " superseded %lld, neither %lld\n",
+	       (long long)s->applied, (long long)s->applied_reply,
+	       (long long)s->applied_bot, (long long)s->applied_commit,
+	       (long long)s->superseded, (long long)s->neither);
 	printf("labels:     fix %lld, bug-introducing %lld (trivial only "
-	       "%lld)\n", (long long)s->fixes, (long long)s->bugs,
+	       "%lld)\n",
+	       (long long)s->fixes, (long long)s->bugs,
 	       (long long)s->trivial_only);
 }
 
@@ -188,7 +193,8 @@ static int print_row(const struct listfeat_row *r, void *ctx)
 	int i;
 
 	(void)ctx;
-	printf("{\"patch_id\": %lld, \"message_id\": \"", (long long)r->patch_id);
+	printf("{\"patch_id\": %lld, \"message_id\": \"",
+	       (long long)r->patch_id);
 	for (i = 0; r->message_id && r->message_id[i]; i++)
 		if (r->message_id[i] == '"' || r->message_id[i] == '\\')
 			printf("\\%c", r->message_id[i]);
@@ -196,9 +202,8 @@ static int print_row(const struct listfeat_row *r, void *ctx)
 			putchar(r->message_id[i]);
 	printf("\", \"date\": %lld, \"outcome\": \"%s\", \"is_fix\": %d, "
 	       "\"bug\": %d, \"discovered\": %lld, \"as_of\": %lld",
-	       (long long)r->date, r->outcome ? r->outcome : "",
-	       r->is_fix, r->bug, (long long)r->discovered,
-	       (long long)r->f.as_of);
+	       (long long)r->date, r->outcome ? r->outcome : "", r->is_fix,
+	       r->bug, (long long)r->discovered, (long long)r->f.as_of);
 	for (i = 0; i < LISTFEAT_N; i++) {
 		if (r->f.v[i] != r->f.v[i])
 			printf(", \"%s\": null", listfeat_name(i));
@@ -228,7 +233,7 @@ static int cmd_features(int argc, char **argv, struct cli_ctx *ctx)
 		m = LISTFEAT_AT_APPLY;
 	else if (strcmp(at, "posting"))
 		return cli_usage("archive", "features takes --at "
-				 "posting|apply");
+					    "posting|apply");
 	if (cli_db(ctx, &db) || listfeat_foreach(db, m, print_row, NULL))
 		return cli_fail_last();
 	return EXIT_OK;

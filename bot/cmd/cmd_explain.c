@@ -25,8 +25,9 @@ static json_t *reason_json(const struct explain_reason *r)
 			      "weight", r->weight, "reason", r->text);
 
 	/* a missing value (NAN) is null: JSON has no NaN */
-	json_object_set_new(o, "value", isnan(r->value) ? json_null()
-						       : json_real(r->value));
+	json_object_set_new(o, "value",
+			    isnan(r->value) ? json_null()
+					    : json_real(r->value));
 	return o;
 }
 
@@ -52,11 +53,12 @@ static int print_json(const struct scorer *s)
 			json_array_append_new(s->why[t][i].is_text ? toks
 								   : feats,
 					      reason_json(&s->why[t][i]));
-		json_object_set_new(
-			j, keys[t],
-			json_pack("{s:f, s:s, s:f, s:o, s:o}", "p", s->p[t],
-				  "model", model_version(s->model[t]), "bias",
-				  s->bias[t], "features", feats, "text", toks));
+		json_object_set_new(j, keys[t],
+				    json_pack("{s:f, s:s, s:f, s:o, s:o}", "p",
+					      s->p[t], "model",
+					      model_version(s->model[t]),
+					      "bias", s->bias[t], "features",
+					      feats, "text", toks));
 	}
 	return scorer_put_json(j, s, 17);
 }
@@ -68,15 +70,16 @@ static void print_text(struct buf *out, const struct scorer *s)
 	for (t = 0; t < SCORER_NTASKS; t++) {
 		if (!s->model[t])
 			continue;
-		buf_addf(out, "%s %.3f  (model %s)\n  base log-odds %+.2f\n"
-			 "  %-7s %-32s %10s  %s\n", labels[t], s->p[t],
-			 model_version(s->model[t]), s->bias[t], "weight",
-			 "feature", "value", "reason");
+		buf_addf(out,
+			 "%s %.3f  (model %s)\n  base log-odds %+.2f\n"
+			 "  %-7s %-32s %10s  %s\n",
+			 labels[t], s->p[t], model_version(s->model[t]),
+			 s->bias[t], "weight", "feature", "value", "reason");
 		for (i = 0; i < s->nwhy[t]; i++) {
 			const struct explain_reason *r = &s->why[t][i];
 
-			buf_addf(out, "  %+7.3f %-32s %10.4g  %s\n",
-				 r->weight, r->feature, r->value, r->text);
+			buf_addf(out, "  %+7.3f %-32s %10.4g  %s\n", r->weight,
+				 r->feature, r->value, r->text);
 		}
 		buf_addch(out, '\n');
 	}

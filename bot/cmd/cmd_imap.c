@@ -121,9 +121,10 @@ static int run(struct cli_ctx *ctx, int watch, long run_for)
 		imap_free(s);
 	}
 	if (!rc && ctx->verbose)
-		fprintf(stderr, "imap: %zu fetched, %zu skipped, %zu bytes, "
-			"%zu resyncs\n", st.fetched, st.skipped, st.bytes,
-			st.resyncs);
+		fprintf(stderr,
+			"imap: %zu fetched, %zu skipped, %zu bytes, "
+			"%zu resyncs\n",
+			st.fetched, st.skipped, st.bytes, st.resyncs);
 	thread_free(c.th);
 	free(lex);
 	imap_opts_clear(&o);

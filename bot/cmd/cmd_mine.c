@@ -20,7 +20,7 @@
 struct progress {
 	int tty;
 	int shown;
-	int verbose;        /* print each stage's start time */
+	int verbose; /* print each stage's start time */
 	const char *stage;
 };
 
@@ -124,19 +124,22 @@ static void print_result(const struct mine_result *r, const char *repo)
 	printf("mined %zu new commits from '%s' (%zu in the database)\n",
 	       r->walked, repo, r->commits);
 	printf("tags:        %zu release tags, %zu of the mainline (the "
-	       "others, of stable branches, place no commit)\n", r->tags,
-	       r->mainline_tags);
+	       "others, of stable branches, place no commit)\n",
+	       r->tags, r->mainline_tags);
 	printf("fixes:       %zu commits with Fixes: (%.1f%%), %zu labelled "
-	       "fix\n", r->with_fixes,
+	       "fix\n",
+	       r->with_fixes,
 	       r->commits ? 100.0 * (double)r->with_fixes / (double)r->commits
-			  : 0.0, r->fixes);
+			  : 0.0,
+	       r->fixes);
 	printf("bugs:        %zu commits labelled bug-introducing\n", r->bugs);
 	printf("references:  %zu (full id %zu, prefix %zu, subject %zu, "
-	       "unresolved %zu)\n", r->refs, r->refs_full, r->refs_prefix,
-	       r->refs_subject, r->refs_unresolved);
+	       "unresolved %zu)\n",
+	       r->refs, r->refs_full, r->refs_prefix, r->refs_subject,
+	       r->refs_unresolved);
 	printf("trivial:     nocode %zu, spelling %zu, race %zu "
-	       "(references dropped)\n", r->trivial_nocode,
-	       r->trivial_spelling, r->trivial_race);
+	       "(references dropped)\n",
+	       r->trivial_nocode, r->trivial_spelling, r->trivial_race);
 }
 
 int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
@@ -172,7 +175,8 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (r.uncounted)
 		cli_warn("%zu file changes not counted: their blobs are "
-			 "missing from the object database", r.uncounted);
+			 "missing from the object database",
+			 r.uncounted);
 	if (!ctx->quiet)
 		print_result(&r, a.repo);
 	if (a.report) {

@@ -16,7 +16,6 @@
 #include "bot/sys/log.h"
 #include "bot/patchwork/patchwork.h"
 
-
 struct pw_args {
 	const char *sub;
 	const char *id;
@@ -64,7 +63,8 @@ static int parse_args(int argc, char **argv, struct pw_args *a)
 	if (!strcmp(a->sub, "events") && a->id)
 		return cli_usage("pw", "unexpected argument '%s'", a->id);
 	if (!strcmp(a->sub, "check") && (!a->state || !a->context))
-		return cli_usage("pw", "'pw check' needs --state and --context");
+		return cli_usage("pw",
+				 "'pw check' needs --state and --context");
 	return 0;
 }
 
@@ -122,8 +122,7 @@ static void print_event(const struct pw_event *ev, int json)
 		print_json(ev->json, 1);
 		return;
 	}
-	printf("%-6lld %-26s %-22s", (long long)ev->id, ev->date,
-	       ev->category);
+	printf("%-6lld %-26s %-22s", (long long)ev->id, ev->date, ev->category);
 	if (ev->series_id)
 		printf(" series=%lld", (long long)ev->series_id);
 	if (ev->patch_id)
@@ -143,8 +142,7 @@ static void print_event(const struct pw_event *ev, int json)
 static int on_event(const struct pw_event *ev, void *ctx)
 {
 	print_event(ev, *(int *)ctx);
-	return fflush(stdout) ? pt_error_set(PT_EIO, "cannot write output")
-			      : 0;
+	return fflush(stdout) ? pt_error_set(PT_EIO, "cannot write output") : 0;
 }
 
 static int do_events(struct cli_ctx *ctx, struct pw *pw, const char *project,
@@ -181,7 +179,7 @@ static int do_events(struct cli_ctx *ctx, struct pw *pw, const char *project,
 		rc = pw_url_encode(&path, a->since);
 	if (!rc)
 		rc = pw_get_json(pw, path.ptr, &list);
-	json_array_foreach(list, i, e) {
+	json_array_foreach (list, i, e) {
 		pw_event_from_json(&ev, e);
 		print_event(&ev, json);
 	}
@@ -297,9 +295,8 @@ static int do_checks(struct pw *pw, int64_t id, int json)
 				"{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s}", "id",
 				(json_int_t)c[i].id, "state", c[i].state,
 				"context", c[i].context, "description",
-				c[i].description, "target_url",
-				c[i].target_url, "date", c[i].date, "user",
-				c[i].user);
+				c[i].description, "target_url", c[i].target_url,
+				"date", c[i].date, "user", c[i].user);
 
 			if (o)
 				print_json(o, 1);

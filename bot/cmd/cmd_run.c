@@ -78,8 +78,8 @@ static int dry_copy(struct db *db, struct buf *path, struct db **out)
 		return rc;
 	fd = mkstemp(path->ptr);
 	if (fd < 0)
-		return pt_error_set(PT_EIO, "cannot create '%s': %s",
-				    path->ptr, strerror(errno));
+		return pt_error_set(PT_EIO, "cannot create '%s': %s", path->ptr,
+				    strerror(errno));
 	close(fd);
 	rc = db_prepare(&st, db, "VACUUM INTO ?");
 	if (!rc) {
@@ -158,7 +158,7 @@ static int run(struct cli_ctx *ctx, const struct run_args *a)
 	rc = cli_config(ctx, &cfg);
 	if (!rc && !config_path(cfg))
 		rc = pt_error_set(PT_EINVAL, "run needs a configuration file:"
-				  " give --config FILE");
+					     " give --config FILE");
 	if (!rc)
 		rc = cli_state_dir(ctx, &dir);
 	if (!rc && !a->dry_run)
@@ -190,6 +190,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 		return opt_exit(rc);
 	log_setup(a.use_syslog ? LOG_TO_SYSLOG : LOG_TO_STDERR,
 		  ctx->verbose ? LOG_LVL_DEBUG
-			       : ctx->quiet ? LOG_LVL_WARN : LOG_LVL_INFO);
+		  : ctx->quiet ? LOG_LVL_WARN
+			       : LOG_LVL_INFO);
 	return run(ctx, &a);
 }

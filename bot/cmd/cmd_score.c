@@ -51,11 +51,12 @@ static int print_json(const struct scorer *s)
 		for (i = 0; i < n; i++) {
 			const struct explain_reason *r = &s->why[t][idx[i]];
 
-			json_array_append_new(
-				list, json_pack("{s:s, s:s, s:f, s:b}",
-						"reason", r->text, "feature",
-						r->feature, "weight", r->weight,
-						"text", r->is_text));
+			json_array_append_new(list,
+					      json_pack("{s:s, s:s, s:f, s:b}",
+							"reason", r->text,
+							"feature", r->feature,
+							"weight", r->weight,
+							"text", r->is_text));
 		}
 		json_object_set_new(reasons, keys[t], list);
 	}

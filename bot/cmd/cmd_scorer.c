@@ -65,8 +65,7 @@ int scorer_put_json(json_t *j, const struct scorer *s, int digits)
  * The models, the mined history and the threading tables, as the daemon
  * opens them (thread features are read back, so no sentiment lexicon).
  */
-static int open_triage(struct scorer *s, struct cli_ctx *ctx,
-		       const char *repo)
+static int open_triage(struct scorer *s, struct cli_ctx *ctx, const char *repo)
 {
 	struct triage_opts o = { .repo = repo };
 	struct db *db = NULL;
@@ -92,8 +91,10 @@ static int read_commit(struct patch **out, const char *repo_dir,
 	if (git_repository_open(&repo, repo_dir) ||
 	    git_revparse_single(&obj, repo, rev) ||
 	    git_object_type(obj) != GIT_OBJECT_COMMIT)
-		rc = pt_error_set(PT_ENOTFOUND, "cannot read commit '%s' in "
-				  "'%s': %s", rev, repo_dir,
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "cannot read commit '%s' in "
+				  "'%s': %s",
+				  rev, repo_dir,
 				  git_error_last() ? git_error_last()->message
 						   : "not a commit");
 	else
@@ -121,8 +122,7 @@ static int read_mail(struct patch **out, const char *file)
  * The Fixes: line the daemon suggests for an untagged fix, blaming in
  * the configured run.repo as it does; *out NULL when there is none.
  */
-static int suggest_fixes(char **out, struct cli_ctx *ctx,
-			 const struct patch *p)
+static int suggest_fixes(char **out, struct cli_ctx *ctx, const struct patch *p)
 {
 	struct config *cfg;
 	git_repository *repo = NULL;
@@ -139,9 +139,10 @@ static int suggest_fixes(char **out, struct cli_ctx *ctx,
 	}
 	git_libgit2_init();
 	if (git_repository_open(&repo, path))
-		rc = pt_error_set(PT_ENOTFOUND, "config '%s': run.repo '%s' is "
-				  "not a git repository", config_path(cfg),
-				  path);
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "config '%s': run.repo '%s' is "
+				  "not a git repository",
+				  config_path(cfg), path);
 	else
 		rc = stable_suggest_fixes(out, repo, p, NULL);
 	if (repo && (rc == PT_ENOTFOUND || rc == PT_EINVAL)) {

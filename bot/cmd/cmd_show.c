@@ -60,8 +60,8 @@ static void print_version(const struct subject *s)
 {
 	printf("  %-9s v%u", "version", s->version);
 	if (s->total)
-		printf(", %s %u/%u", s->is_cover ? "cover" : "patch",
-		       s->number, s->total);
+		printf(", %s %u/%u", s->is_cover ? "cover" : "patch", s->number,
+		       s->total);
 	if (s->is_rfc)
 		printf(", RFC");
 	if (s->is_resend)
@@ -100,7 +100,7 @@ static const char *file_name(const struct patch_file *f)
 static void print_files(const struct patch *p)
 {
 	static const char *const st[] = { "", " (new)", " (deleted)",
-					   " (renamed)", " (copied)" };
+					  " (renamed)", " (copied)" };
 	size_t i, w = 0, n;
 
 	printf("  %-9s %zu file%s, +%u -%u\n", "files", p->nfiles,
@@ -115,8 +115,8 @@ static void print_files(const struct patch *p)
 
 		printf("  %-9s %-*s  +%u -%u%s", "", (int)w, file_name(f),
 		       f->added, f->removed,
-		       (unsigned)f->status <= PATCH_FILE_COPIED
-			       ? st[f->status] : "");
+		       (unsigned)f->status <= PATCH_FILE_COPIED ? st[f->status]
+								: "");
 		if (f->old_path && f->new_path &&
 		    strcmp(f->old_path, f->new_path))
 			printf(" from %s", f->old_path);
@@ -133,7 +133,7 @@ static void print_human(const struct patch *p, int first)
 	if (!first)
 		printf("\n");
 	printf("%s\n", p->subject.raw && *p->subject.raw ? p->subject.raw
-							: "(no subject)");
+							 : "(no subject)");
 	if (p->commit_id)
 		printf("  %-9s %s\n", "commit", p->commit_id);
 	if (p->message_id)

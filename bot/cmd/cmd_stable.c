@@ -46,8 +46,8 @@
 #include "bot/cmd/cmd_stable_int.h"
 
 #define NREASONS 3
-#define MAX_JOBS 64          /* --jobs */
-#define DEFAULT_JOBS 2       /* at most this many without --jobs */
+#define MAX_JOBS 64    /* --jobs */
+#define DEFAULT_JOBS 2 /* at most this many without --jobs */
 
 /* The online CPUs, at most DEFAULT_JOBS. */
 static size_t default_jobs(void)
@@ -88,7 +88,7 @@ static int parse(struct opts *o, int argc, char **argv)
 	o->jobs = (size_t)jobs;
 	if (!o->repo || !o->range || !o->branch)
 		return cli_usage("stable", "--repo, --range and --branch are "
-				 "needed");
+					   "needed");
 	return 0;
 }
 
@@ -114,8 +114,7 @@ static char *branch_version(const char *branch)
 /* The fix model and the mined history, through the daemon's path. */
 static int open_triage(struct run *r, struct cli_ctx *ctx)
 {
-	struct triage_opts o = { .repo = r->o.repo,
-				 .tasks = TRIAGE_WANT_FIX };
+	struct triage_opts o = { .repo = r->o.repo, .tasks = TRIAGE_WANT_FIX };
 	struct db *db = NULL;
 	int rc = cli_db(ctx, &db);
 
@@ -178,7 +177,8 @@ static int score(struct cand *c, struct run *r, const struct tscore *s,
 		c->keyword = dataset_keyword_score(p);
 	}
 	if (!rc && want_why) {
-		size_t idx[NREASONS], m = explain_pick(idx, NREASONS, why, n, 1);
+		size_t idx[NREASONS],
+			m = explain_pick(idx, NREASONS, why, n, 1);
 
 		c->why = pt_calloc(NREASONS, sizeof(*c->why));
 		for (k = 0; c->why && k < m; k++) {
@@ -214,7 +214,7 @@ struct pool {
 	struct run *r;
 	atomic_size_t next;
 	atomic_int stop;
-	pthread_mutex_t lock;   /* guards the first error */
+	pthread_mutex_t lock; /* guards the first error */
 	size_t err_at;
 	int rc;
 	char *err;
@@ -265,14 +265,19 @@ static int worker_start(struct worker *w, struct run *r)
 	int rc = 0;
 
 	if (git_repository_open(&w->s.repo, r->o.repo))
-		rc = pt_error_set(PT_ENOTFOUND, "cannot open repository "
-				  "'%s': %s", r->o.repo, git_error_last() ?
-				  git_error_last()->message : "not found");
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "cannot open repository "
+				  "'%s': %s",
+				  r->o.repo,
+				  git_error_last() ? git_error_last()->message
+						   : "not found");
 	if (!rc)
 		rc = triage_worker_new(&w->s.w, r->tri);
 	if (!rc && pthread_create(&w->t, NULL, work, w))
-		rc = pt_error_set(PT_ERROR, "cannot start a thread to "
-				  "score '%s'", r->o.range);
+		rc = pt_error_set(PT_ERROR,
+				  "cannot start a thread to "
+				  "score '%s'",
+				  r->o.range);
 	w->started = !rc;
 	return rc;
 }
@@ -312,8 +317,10 @@ static int score_all(struct run *r)
 		git_repository_free(w[k].s.repo);
 	}
 	if (!rc && pl.rc)
-		rc = pt_error_set(pl.rc, "%s", pl.err ? pl.err : "out of "
-				  "memory");
+		rc = pt_error_set(pl.rc, "%s",
+				  pl.err ? pl.err
+					 : "out of "
+					   "memory");
 	free(pl.err);
 	pthread_mutex_destroy(&pl.lock);
 	free(w);
@@ -397,9 +404,9 @@ static int add_date(struct buf *b, int64_t when, int tz)
 	char s[64];
 	static const char *const days[] = { "Sun", "Mon", "Tue", "Wed",
 					    "Thu", "Fri", "Sat" };
-	static const char *const mon[] = { "Jan", "Feb", "Mar", "Apr", "May",
-					   "Jun", "Jul", "Aug", "Sep", "Oct",
-					   "Nov", "Dec" };
+	static const char *const mon[] = { "Jan", "Feb", "Mar", "Apr",
+					   "May", "Jun", "Jul", "Aug",
+					   "Sep", "Oct", "Nov", "Dec" };
 	int a = tz < 0 ? -tz : tz;
 
 	if (!gmtime_r(&t, &tm))
@@ -437,7 +444,8 @@ static int mail_one(struct buf *b, struct run *r, size_t i)
 	if (!rc)
 		rc = add_date(b, p->author_date, p->author_tz);
 	if (!rc)
-		rc = buf_addf(b, "\nSubject: [PATCH AUTOSEL %s] %s\n"
+		rc = buf_addf(b,
+			      "\nSubject: [PATCH AUTOSEL %s] %s\n"
 			      "Message-ID: <autosel-%s-%.12s@patchtriage>\n"
 			      "X-stable: review\nX-Patchwork-Hint: ignore\n"
 			      "X-Patchtriage-P-Fix: %.3f\n%s%s%s%s%s%s"
@@ -509,9 +517,12 @@ int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
 	git_libgit2_init();
 	rc = open_triage(&r, ctx);
 	if (!rc && git_repository_open(&r.repo, r.o.repo))
-		rc = pt_error_set(PT_ENOTFOUND, "cannot open repository "
-				  "'%s': %s", r.o.repo, git_error_last() ?
-				  git_error_last()->message : "not found");
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "cannot open repository "
+				  "'%s': %s",
+				  r.o.repo,
+				  git_error_last() ? git_error_last()->message
+						   : "not found");
 	memset(&so, 0, sizeof(so));
 	so.range = r.o.range;
 	so.branch = r.o.branch;

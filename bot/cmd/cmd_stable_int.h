@@ -23,13 +23,13 @@ struct opts {
 };
 
 struct cand {
-	size_t idx;          /* in the stable set */
-	int tier;            /* stable_tier(), the first sort key */
-	int hint;            /* stable_hint(), the second */
-	int build;           /* stable_build(), the third */
-	double p;            /* calibrated p(fix) */
-	double keyword;      /* the keyword baseline, for comparison */
-	char **why;          /* NREASONS texts (or fewer), owned */
+	size_t idx;	/* in the stable set */
+	int tier;	/* stable_tier(), the first sort key */
+	int hint;	/* stable_hint(), the second */
+	int build;	/* stable_build(), the third */
+	double p;	/* calibrated p(fix) */
+	double keyword; /* the keyword baseline, for comparison */
+	char **why;	/* NREASONS texts (or fewer), owned */
 	size_t nwhy;
 };
 
@@ -37,9 +37,9 @@ struct run {
 	struct opts o;
 	git_repository *repo;
 	struct stable_set *set;
-	struct triage *tri;  /* the fix model and the mined history */
+	struct triage *tri;	      /* the fix model and the mined history */
 	const struct pt_model *model; /* owned by tri */
-	struct cand *c;      /* candidates, ranked */
+	struct cand *c;		      /* candidates, ranked */
 	size_t n, shown;
 	char *version;
 };

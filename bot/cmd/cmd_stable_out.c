@@ -64,8 +64,8 @@ static int add_build(struct buf *b, const char *sep,
 
 	rc = buf_addf(b, "%skeeps the build working:", sep);
 	if (!rc && sc->build_comp) {
-		rc = buf_addf(b, " a %s component", sc->build_ci ?
-			      "CI or packaging" : "build");
+		rc = buf_addf(b, " a %s component",
+			      sc->build_ci ? "CI or packaging" : "build");
 		and = ",";
 	}
 	if (!rc && sc->build_words) {
@@ -106,14 +106,16 @@ int stable_cmd_add_signals(struct buf *b, const struct stable_set *s,
 						: "not in the branch");
 		sep = "; ";
 	}
-	if (!rc && !stable_tier(sc) && (sc->build_comp || sc->build_words ||
-					sc->build_files)) {
+	if (!rc && !stable_tier(sc) &&
+	    (sc->build_comp || sc->build_words || sc->build_files)) {
 		rc = add_build(b, sep, sc);
 		sep = "; ";
 	}
 	if (!rc && sc->prereq)
-		rc = buf_addf(b, "%stagged %.12s conflicts on the branch "
-			      "without it", sep, s->c[sc->prereq_of].id);
+		rc = buf_addf(b,
+			      "%stagged %.12s conflicts on the branch "
+			      "without it",
+			      sep, s->c[sc->prereq_of].id);
 	return rc;
 }
 
@@ -127,7 +129,8 @@ int stable_cmd_print_table(struct run *r)
 		in += s->c[i].match != STABLE_MATCH_NONE;
 		dropped += s->c[i].dropped;
 	}
-	buf_addf(&b, "%s onto %s: %zu commits, %zu already in the branch, "
+	buf_addf(&b,
+		 "%s onto %s: %zu commits, %zu already in the branch, "
 		 "%zu fix code the branch lacks, %zu candidates, %zu shown "
 		 "(tagged, hinted, build, or p(fix) >= %.2f); model %s\n\n",
 		 r->o.range, r->o.branch, s->n, in, dropped, r->n, r->shown,
@@ -140,13 +143,14 @@ int stable_cmd_print_table(struct run *r)
 
 		buf_reset(&d);
 		print_deps(&d, s, sc);
-		buf_addf(&b, "%4zu  %6.3f  %.12s  %-4s  %-7s  %-9s  %-12s  %s\n",
+		buf_addf(&b,
+			 "%4zu  %6.3f  %.12s  %-4s  %-7s  %-9s  %-12s  %s\n",
 			 i + 1, r->c[i].p, sc->id, tags_of(sc),
 			 stable_target_name(sc->target),
 			 stable_apply_name(sc->apply), d.ptr, sc->subject);
 		for (k = 0; k < r->c[i].nwhy; k++)
-			buf_addf(&b, "%*s%s %s\n", 10, "", k ? "    " : "why:",
-				 r->c[i].why[k]);
+			buf_addf(&b, "%*s%s %s\n", 10, "",
+				 k ? "    " : "why:", r->c[i].why[k]);
 		buf_reset(&d);
 		stable_cmd_add_signals(&d, s, sc);
 		if (d.len)
@@ -162,7 +166,7 @@ static json_t *cand_json(const struct run *r, size_t i)
 {
 	const struct stable_commit *sc = &r->set->c[r->c[i].idx];
 	json_t *j, *deps = json_array(), *why = json_array(),
-	       *targets = json_array(), *sig;
+		   *targets = json_array(), *sig;
 	struct buf b = BUF_INIT;
 	size_t k;
 
@@ -175,39 +179,31 @@ static json_t *cand_json(const struct run *r, size_t i)
 		json_array_append_new(targets, json_string(sc->targets[k]));
 	j = json_pack("{s:I, s:s, s:s, s:s, s:i, s:f, s:f, s:b, s:b, s:b, "
 		      "s:s, s:o, s:s, s:o, s:s?, s:o, s:i, s:i, s:i}",
-		      "rank", (json_int_t)(i + 1), "commit", sc->id,
-		      "subject", sc->subject, "author", sc->author,
-		      "tier", r->c[i].tier, "p_fix", r->c[i].p, "keyword", r->c[i].keyword,
+		      "rank", (json_int_t)(i + 1), "commit", sc->id, "subject",
+		      sc->subject, "author", sc->author, "tier", r->c[i].tier,
+		      "p_fix", r->c[i].p, "keyword", r->c[i].keyword,
 		      "cc_stable", sc->cc_stable, "fixes", sc->has_fixes,
-		      "revert", sc->is_revert,
-		      "target", stable_target_name(sc->target),
-		      "targets", targets,
-		      "applies", stable_apply_name(sc->apply),
-		      "depends_on", deps,
-		      "needs", sc->needs[0] ? sc->needs : NULL,
-		      "reasons", why,
-		      "files", (int)sc->nfiles, "added", (int)sc->added,
+		      "revert", sc->is_revert, "target",
+		      stable_target_name(sc->target), "targets", targets,
+		      "applies", stable_apply_name(sc->apply), "depends_on",
+		      deps, "needs", sc->needs[0] ? sc->needs : NULL, "reasons",
+		      why, "files", (int)sc->nfiles, "added", (int)sc->added,
 		      "removed", (int)sc->removed);
 	stable_cmd_add_signals(&b, r->set, sc);
 	sig = json_pack("{s:b, s:b, s:b, s:s?, s:I, s:s?, s:b, s:b, s:b, s:b, "
 			"s:b, s:b, s:s?, s:s}",
-			"fix_subject", sc->fix_subject,
-			"hint", r->c[i].hint,
-			"build", r->c[i].build,
-			"series_sibling", sc->has_sibling ?
-			r->set->c[sc->sibling].id : NULL,
-			"series_len", (json_int_t)sc->series_len,
-			"cites", sc->cites[0] ? sc->cites : NULL,
-			"cites_in_branch", sc->cites_present,
-			"reverts_in_branch", sc->is_revert &&
-			sc->target == STABLE_TARGET_PRESENT,
-			"build_ci", sc->build_ci,
-			"build_component", sc->build_comp,
-			"build_words", sc->build_words,
-			"build_files", sc->build_files,
-			"prerequisite_of", sc->prereq ?
-			r->set->c[sc->prereq_of].id : NULL,
-			"text", b.ptr ? b.ptr : "");
+			"fix_subject", sc->fix_subject, "hint", r->c[i].hint,
+			"build", r->c[i].build, "series_sibling",
+			sc->has_sibling ? r->set->c[sc->sibling].id : NULL,
+			"series_len", (json_int_t)sc->series_len, "cites",
+			sc->cites[0] ? sc->cites : NULL, "cites_in_branch",
+			sc->cites_present, "reverts_in_branch",
+			sc->is_revert && sc->target == STABLE_TARGET_PRESENT,
+			"build_ci", sc->build_ci, "build_component",
+			sc->build_comp, "build_words", sc->build_words,
+			"build_files", sc->build_files, "prerequisite_of",
+			sc->prereq ? r->set->c[sc->prereq_of].id : NULL, "text",
+			b.ptr ? b.ptr : "");
 	buf_free(&b);
 	if (j && sig)
 		json_object_set_new(j, "signals", sig);
@@ -231,14 +227,13 @@ int stable_cmd_print_json(struct run *r)
 		json_array_append_new(list, cand_json(r, i));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, "
 		      "s:I, s:f, s:o}",
-		      "range", r->o.range, "branch", r->o.branch,
-		      "version", r->version, "tip", s->tip, "base", s->base,
-		      "model", model_version(r->model),
-		      "commits", (json_int_t)s->n, "in_branch", (json_int_t)in,
-		      "dropped", (json_int_t)dropped,
-		      "candidates_total", (json_int_t)r->n,
-		      "shown", (json_int_t)r->shown,
-		      "threshold", r->o.threshold, "candidates", list);
+		      "range", r->o.range, "branch", r->o.branch, "version",
+		      r->version, "tip", s->tip, "base", s->base, "model",
+		      model_version(r->model), "commits", (json_int_t)s->n,
+		      "in_branch", (json_int_t)in, "dropped",
+		      (json_int_t)dropped, "candidates_total", (json_int_t)r->n,
+		      "shown", (json_int_t)r->shown, "threshold",
+		      r->o.threshold, "candidates", list);
 	text = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(j);
 	if (!text)

@@ -30,13 +30,16 @@ static int pick_repo(int64_t *id, struct db *db, const char *repo)
 		free(path);
 		return rc;
 	}
-	rc = db_prepare(&st, db, "SELECT id FROM repos ORDER BY mined_at "
+	rc = db_prepare(&st, db,
+			"SELECT id FROM repos ORDER BY mined_at "
 			"DESC, id DESC LIMIT 1");
 	if (rc)
 		return rc;
 	rc = sqlite3_step(st) == SQLITE_ROW
-		     ? 0 : pt_error_set(PT_ENOTFOUND, "no repository mined "
-					"yet; run 'patchtriage mine'");
+		     ? 0
+		     : pt_error_set(PT_ENOTFOUND,
+				    "no repository mined "
+				    "yet; run 'patchtriage mine'");
 	if (!rc)
 		*id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

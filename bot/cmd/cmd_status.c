@@ -30,7 +30,7 @@ static void print_counts(const json_t *arr, const char *title)
 	size_t i;
 
 	printf("%s:%s\n", title, json_array_size(arr) ? "" : " none");
-	json_array_foreach(arr, i, it)
+	json_array_foreach (arr, i, it)
 		printf("  %-14s %-10s %lld\n", str(it, "kind"),
 		       str(it, "state"), num(it, "count"));
 }
@@ -41,23 +41,24 @@ static void print_text(const json_t *s)
 	size_t i;
 
 	printf("daemon: %s\n", json_is_true(json_object_get(d, "running"))
-				       ? str(d, "detail") : "not running");
+				       ? str(d, "detail")
+				       : "not running");
 	printf("last pass: %s\n", str(s, "last_pass"));
-	json_array_foreach(json_object_get(s, "patchwork"), i, it)
+	json_array_foreach (json_object_get(s, "patchwork"), i, it)
 		printf("patchwork %s project %s: event %lld of %s\n",
 		       str(it, "url"), str(it, "project"), num(it, "last_id"),
 		       str(it, "last_date"));
-	json_array_foreach(json_object_get(s, "imap"), i, it)
+	json_array_foreach (json_object_get(s, "imap"), i, it)
 		printf("imap %s folder %s: uidvalidity %lld, last uid %lld\n",
 		       str(it, "account"), str(it, "folder"),
 		       num(it, "uidvalidity"), num(it, "last_uid"));
 	print_counts(json_object_get(s, "queue"), "queue");
 	print_counts(json_object_get(s, "actions_today"), "actions today");
-	json_array_foreach(json_object_get(s, "work_errors"), i, it)
+	json_array_foreach (json_object_get(s, "work_errors"), i, it)
 		printf("work error: %s %s (%s, %lld attempts): %s\n",
 		       str(it, "kind"), str(it, "key"), str(it, "state"),
 		       num(it, "attempts"), str(it, "error"));
-	json_array_foreach(json_object_get(s, "action_errors"), i, it)
+	json_array_foreach (json_object_get(s, "action_errors"), i, it)
 		printf("action error: %s %s (%s): %s\n", str(it, "kind"),
 		       str(it, "key"), str(it, "state"), str(it, "error"));
 }

@@ -55,11 +55,14 @@ static int set_int(const char *cmd, const struct opt *o, const char *name,
 				 name, v);
 	if (errno == ERANGE || n < o->min || n > o->max) {
 		if (o->max == OPT_NOMAX)
-			return cli_usage(cmd, "%.*s: '%s' is out of range "
-					 "(at least %lld)", len, name, v,
-					 o->min);
-		return cli_usage(cmd, "%.*s: '%s' is out of range (%lld to "
-				 "%lld)", len, name, v, o->min, o->max);
+			return cli_usage(cmd,
+					 "%.*s: '%s' is out of range "
+					 "(at least %lld)",
+					 len, name, v, o->min);
+		return cli_usage(cmd,
+				 "%.*s: '%s' is out of range (%lld to "
+				 "%lld)",
+				 len, name, v, o->min, o->max);
 	}
 	*(long long *)o->value = n;
 	return 0;

@@ -28,26 +28,38 @@ enum opt_type {
 
 struct opt {
 	enum opt_type type;
-	char short_name;        /* 'q' for -q, or 0 */
-	const char *long_name;  /* "horizon" for --horizon */
-	void *value;            /* where the value goes, see enum opt_type */
-	long long min, max;     /* OPT_INT */
-	double dmin, dmax;      /* OPT_DOUBLE */
+	char short_name;       /* 'q' for -q, or 0 */
+	const char *long_name; /* "horizon" for --horizon */
+	void *value;	       /* where the value goes, see enum opt_type */
+	long long min, max;    /* OPT_INT */
+	double dmin, dmax;     /* OPT_DOUBLE */
 };
 
 /* Rows of a table, after git's OPT_BOOL() and friends. */
-#define OPTION_FLAG(s, l, v) \
-	{ .type = OPT_FLAG, .short_name = (s), .long_name = (l), .value = (v) }
-#define OPTION_STRING(s, l, v) \
-	{ .type = OPT_STRING, .short_name = (s), .long_name = (l), \
-	  .value = (v) }
-#define OPTION_INT(s, l, v, lo, hi) \
-	{ .type = OPT_INT, .short_name = (s), .long_name = (l), .value = (v), \
-	  .min = (lo), .max = (hi) }
-#define OPTION_DOUBLE(s, l, v, lo, hi) \
-	{ .type = OPT_DOUBLE, .short_name = (s), .long_name = (l), \
-	  .value = (v), .dmin = (lo), .dmax = (hi) }
-#define OPTION_END { .type = OPT_END }
+#define OPTION_FLAG(s, l, v)                                           \
+	{                                                              \
+		.type = OPT_FLAG, .short_name = (s), .long_name = (l), \
+		.value = (v)                                           \
+	}
+#define OPTION_STRING(s, l, v)                                           \
+	{                                                                \
+		.type = OPT_STRING, .short_name = (s), .long_name = (l), \
+		.value = (v)                                             \
+	}
+#define OPTION_INT(s, l, v, lo, hi)                                   \
+	{                                                             \
+		.type = OPT_INT, .short_name = (s), .long_name = (l), \
+		.value = (v), .min = (lo), .max = (hi)                \
+	}
+#define OPTION_DOUBLE(s, l, v, lo, hi)                                   \
+	{                                                                \
+		.type = OPT_DOUBLE, .short_name = (s), .long_name = (l), \
+		.value = (v), .dmin = (lo), .dmax = (hi)                 \
+	}
+#define OPTION_END              \
+	{                       \
+		.type = OPT_END \
+	}
 
 /* opt_parse() printed the usage for --help: the command exits 0. */
 #define OPT_HELP (-1)

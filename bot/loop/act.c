@@ -24,7 +24,7 @@ static void report(struct act *a, const char *what, const char *text)
 /* ---- checks -------------------------------------------------------- */
 
 #define POST_SENDING 1u /* the row is already 'sending' */
-#define POST_KNOWN 2u   /* no check of this text can be on the server */
+#define POST_KNOWN 2u	/* no check of this text can be on the server */
 
 /* Post the check an outbox row describes and record the outcome. */
 static int post_row(struct act *a, int64_t id, const char *payload,
@@ -45,8 +45,10 @@ static int post_row(struct act *a, int64_t id, const char *payload,
 		json_decref(j);
 		store_outbox_set(a->db, id, OUTBOX_FAILED, NULL,
 				 "unreadable outbox payload");
-		return pt_error_set(PT_EINVAL, "outbox check %lld: unreadable "
-				    "payload", (long long)id);
+		return pt_error_set(PT_EINVAL,
+				    "outbox check %lld: unreadable "
+				    "payload",
+				    (long long)id);
 	}
 	if (a->dry_run) {
 		struct buf b = BUF_INIT;
@@ -66,8 +68,8 @@ static int post_row(struct act *a, int64_t id, const char *payload,
 	if (!(flags & POST_SENDING))
 		rc = store_outbox_set(a->db, id, OUTBOX_SENDING, NULL, NULL);
 	if (!rc && (flags & POST_KNOWN))
-		rc = pw_check_post_new(a->pw, patch, state, context, desc,
-				       NULL, &posted, &cid);
+		rc = pw_check_post_new(a->pw, patch, state, context, desc, NULL,
+				       &posted, &cid);
 	else if (!rc)
 		rc = pw_check_post(a->pw, patch, state, context, desc, NULL,
 				   &posted, &cid);
@@ -78,8 +80,8 @@ static int post_row(struct act *a, int64_t id, const char *payload,
 			a->st.checks_posted++;
 		else
 			a->st.checks_reconciled++;
-		log_info("check %s on %s patch %lld: %s (%s)", context,
-			 project, (long long)patch, state,
+		log_info("check %s on %s patch %lld: %s (%s)", context, project,
+			 (long long)patch, state,
 			 posted ? "posted" : "already on the server");
 	} else {
 		char *err = pt_strdup(pt_error_last());
@@ -109,8 +111,8 @@ static int check_payload(char **out, const char *project, int64_t patch_id,
 }
 
 /* Whether "REV\tSTATE\tDESC" (prev) says the same; *rev gets REV. */
-static int same_as_last(const char *prev, const char *state,
-			const char *desc, long *rev)
+static int same_as_last(const char *prev, const char *state, const char *desc,
+			long *rev)
 {
 	char *end;
 	size_t n = strlen(state);
@@ -132,8 +134,7 @@ static int payload_same(const struct act *a, const char *payload,
 {
 	json_t *j = json_loads(payload, 0, NULL);
 	const char *ps = json_string_value(json_object_get(j, "state"));
-	const char *pd = json_string_value(json_object_get(j,
-							   "description"));
+	const char *pd = json_string_value(json_object_get(j, "description"));
 	int same = ps && pd && !strcmp(ps, state) &&
 		   pw_same_description(a->pw, pd, desc);
 
@@ -151,10 +152,9 @@ static int payload_same(const struct act *a, const char *payload,
  * Revision 0 (nothing set here yet) is never known: the state may be new
  * while the server is not.
  */
-static int history_known(struct act *a, const char *project,
-			 int64_t patch_id, const char *context, long rev,
-			 const char *state, const char *desc, int *known,
-			 char **same)
+static int history_known(struct act *a, const char *project, int64_t patch_id,
+			 const char *context, long rev, const char *state,
+			 const char *desc, int *known, char **same)
 {
 	struct buf k = BUF_INIT;
 	struct outbox_row row;
@@ -224,9 +224,9 @@ static int record_check(struct act *a, const struct policy_subsys *s,
 	return rc;
 }
 
-int act_check(struct act *a, const struct policy_subsys *s,
-	      const char *project, int64_t patch_id, const char *context,
-	      const char *state, const char *description)
+int act_check(struct act *a, const struct policy_subsys *s, const char *project,
+	      int64_t patch_id, const char *context, const char *state,
+	      const char *description)
 {
 	struct buf key = BUF_INIT, last = BUF_INIT, dedupe = BUF_INIT;
 	struct buf target = BUF_INIT;
@@ -254,8 +254,7 @@ int act_check(struct act *a, const struct policy_subsys *s,
 		rc = buf_addf(&dedupe, "check/%s/%lld/%s/%ld", project,
 			      (long long)patch_id, context, rev + 1);
 	if (!rc)
-		rc = buf_addf(&target, "%s/%lld", project,
-			      (long long)patch_id);
+		rc = buf_addf(&target, "%s/%lld", project, (long long)patch_id);
 	if (!rc)
 		rc = check_payload(&payload, project, patch_id, context, state,
 				   description);
@@ -272,8 +271,8 @@ int act_check(struct act *a, const struct policy_subsys *s,
 	if (!rc && same) {
 		a->st.checks_reconciled++;
 		log_info("check %s on %s patch %lld: %s (already on the "
-			 "server as %s)", context, project,
-			 (long long)patch_id, state, same);
+			 "server as %s)",
+			 context, project, (long long)patch_id, state, same);
 	} else if (!rc && post) {
 		rc = post_row(a, id, payload,
 			      (initial == OUTBOX_SENDING ? POST_SENDING : 0) |
@@ -293,9 +292,8 @@ out:
 /* ---- replies ------------------------------------------------------- */
 
 /* The candidate policy lets through with the highest probability. */
-static int best_candidate(const struct act *a,
-			  const struct act_candidate *c, size_t n,
-			  enum reply_status *why)
+static int best_candidate(const struct act *a, const struct act_candidate *c,
+			  size_t n, enum reply_status *why)
 {
 	const struct policy_subsys *s;
 	enum reply_status st;
@@ -462,8 +460,8 @@ static int collect(const struct outbox_row *r, void *ctx)
 	c->target = pt_strdup(r->target);
 	c->payload = pt_strdup(r->payload);
 	p->n++;
-	return c->kind && c->dedupe_key && c->target && c->payload
-		       ? 0 : PT_ENOMEM;
+	return c->kind && c->dedupe_key && c->target && c->payload ? 0
+								   : PT_ENOMEM;
 }
 
 static int flush_row(struct act *a, const struct outbox_row *r)

@@ -23,8 +23,7 @@
 #include "bot/mail/smtp.h"
 
 /* what: "check" or "reply"; text: a one-line summary or the message */
-typedef void (*act_report_fn)(void *ctx, const char *what,
-			      const char *text);
+typedef void (*act_report_fn)(void *ctx, const char *what, const char *text);
 
 struct act_stats {
 	size_t checks_posted, checks_unchanged, checks_reconciled;
@@ -34,9 +33,9 @@ struct act_stats {
 
 struct act {
 	struct db *db;
-	struct pw *pw;                 /* NULL: no Patchwork configured */
+	struct pw *pw; /* NULL: no Patchwork configured */
 	const struct policy *pol;
-	const struct smtp_opts *smtp;  /* NULL: no SMTP configured */
+	const struct smtp_opts *smtp; /* NULL: no SMTP configured */
 	int dry_run;
 	act_report_fn report;
 	void *report_ctx;
@@ -53,14 +52,14 @@ struct act {
  * description (capped as Patchwork stores it).  A failed post stays
  * intended for act_flush(); that is not an error here.
  */
-int act_check(struct act *a, const struct policy_subsys *s,
-	      const char *project, int64_t patch_id, const char *context,
-	      const char *state, const char *description);
+int act_check(struct act *a, const struct policy_subsys *s, const char *project,
+	      int64_t patch_id, const char *context, const char *state,
+	      const char *description);
 
 /* One patch of a series that may get the series' reply of a kind. */
 struct act_candidate {
 	const struct patch *p;
-	struct reply_in in;   /* kind, probability, model version, reasons */
+	struct reply_in in; /* kind, probability, model version, reasons */
 };
 
 /*

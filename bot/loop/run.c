@@ -28,7 +28,7 @@
 #include "bot/outbox/store.h"
 #include "bot/loop/run_int.h"
 
-#define RUN_MAIL_BATCH 500    /* mails per commit while reading a folder */
+#define RUN_MAIL_BATCH 500 /* mails per commit while reading a folder */
 
 /* ---- configuration ------------------------------------------------- */
 
@@ -73,7 +73,8 @@ static int conf_projects(struct run_conf *c, const char *main_project)
 			rc = strv_add_unique(&c->projects, &n,
 					     c->pol->s[i].pw_project);
 	if (!rc && !n)
-		rc = pt_error_set(PT_EINVAL, "config '%s': patchwork.url is "
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': patchwork.url is "
 				  "set but no project is: set "
 				  "patchwork.project or a subsystem's "
 				  "patchwork-project",
@@ -97,7 +98,8 @@ static int conf_since(struct run_conf *c)
 	if (rc)
 		return rc;
 	if (hours < 0)
-		return pt_error_set(PT_EINVAL, "config '%s': run.backlog-hours "
+		return pt_error_set(PT_EINVAL,
+				    "config '%s': run.backlog-hours "
 				    "must not be negative",
 				    config_path(c->cfg));
 	t = time(NULL) - (time_t)hours * 3600;
@@ -161,7 +163,8 @@ static int conf_repo(struct run_conf *c)
 
 	rc = config_get_string(c->cfg, "run.repo", NULL, &path);
 	if (!rc && path && git_repository_open(&c->repo, path))
-		rc = pt_error_set(PT_ENOTFOUND, "config '%s': run.repo '%s' "
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "config '%s': run.repo '%s' "
 				  "is not a git repository: %s",
 				  config_path(c->cfg), path,
 				  git_error_last() ? git_error_last()->message
@@ -191,11 +194,13 @@ static int conf_load(struct run_conf *c, const char *path)
 		rc = config_get_int(c->cfg, "run.max-attempts", 5,
 				    &c->max_attempts);
 	if (!rc && (c->poll_interval < 1 || c->max_attempts < 1))
-		rc = pt_error_set(PT_EINVAL, "config '%s': run.poll-interval "
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': run.poll-interval "
 				  "and run.max-attempts must be positive",
 				  config_path(c->cfg));
 	if (!rc && !c->pw && !c->have_imap)
-		rc = pt_error_set(PT_EINVAL, "config '%s': neither "
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': neither "
 				  "patchwork.url nor imap.url is set: the bot "
 				  "has nothing to read",
 				  config_path(c->cfg));
@@ -283,8 +288,8 @@ int run_reload(struct run *r)
 	conf_clear(&r->c);
 	r->c = c;
 	act_bind(r);
-	log_info("configuration '%s' reloaded: %zu subsystems",
-		 r->config_path, r->c.pol->n);
+	log_info("configuration '%s' reloaded: %zu subsystems", r->config_path,
+		 r->c.pol->n);
 	return 0;
 }
 
@@ -419,8 +424,7 @@ static int on_mail(const char *folder, uint32_t uid, const char *msg,
  * message commit together, and a few commits serve thousands of mails.
  * What was handled before a failure is kept.
  */
-static int sync_folder(struct run *r, const char *folder,
-		       struct imap_stats *st)
+static int sync_folder(struct run *r, const char *folder, struct imap_stats *st)
 {
 	int rc = db_begin(r->db), crc;
 
@@ -515,7 +519,8 @@ static int start(struct run *r)
 	rc = store_recover(r->db, &recovered);
 	if (!rc && recovered)
 		log_info("%d work items left running by a crash are pending "
-			 "again", recovered);
+			 "again",
+			 recovered);
 	if (!rc)
 		rc = act_flush(&r->act);
 	return rc;
@@ -538,7 +543,8 @@ static void reload_if_asked(struct run *r)
 		return;
 	if (run_reload(r))
 		log_error("reload of '%s' failed, the old configuration stays:"
-			  " %s", r->config_path, pt_error_last());
+			  " %s",
+			  r->config_path, pt_error_last());
 }
 
 int run_loop(struct run *r, int (*stop)(void))

@@ -19,20 +19,20 @@
 #include "bot/loop/act.h"
 
 struct run_opts {
-	int once;              /* one pass: poll, drain the queue, stop */
-	int dry_run;           /* actions to report(), nothing sent */
-	long run_for;          /* stop after this many seconds; 0: never */
-	act_report_fn report;  /* dry-run actions; may be NULL */
+	int once;	      /* one pass: poll, drain the queue, stop */
+	int dry_run;	      /* actions to report(), nothing sent */
+	long run_for;	      /* stop after this many seconds; 0: never */
+	act_report_fn report; /* dry-run actions; may be NULL */
 	void *report_ctx;
 };
 
 struct run_stats {
-	size_t events;         /* Patchwork events handled */
-	size_t mails;          /* IMAP messages threaded */
+	size_t events; /* Patchwork events handled */
+	size_t mails;  /* IMAP messages threaded */
 	size_t series_scored;
 	size_t patches_scored;
-	size_t work_failed;    /* work items that failed an attempt */
-	size_t source_errors;  /* failed polls (network) */
+	size_t work_failed;   /* work items that failed an attempt */
+	size_t source_errors; /* failed polls (network) */
 	struct act_stats act;
 };
 

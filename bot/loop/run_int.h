@@ -23,13 +23,13 @@ struct run_conf {
 	struct config *cfg;
 	struct policy *pol;
 	struct pw *pw;
-	char **projects;        /* NULL-terminated */
-	char *since;            /* first poll of a project */
+	char **projects; /* NULL-terminated */
+	char *since;	 /* first poll of a project */
 	int have_imap;
 	struct imap_opts imap;
 	int have_smtp;
 	struct smtp_opts smtp;
-	git_repository *repo;   /* run.repo, for blame; may be NULL */
+	git_repository *repo; /* run.repo, for blame; may be NULL */
 	long poll_interval, max_attempts;
 };
 
@@ -45,9 +45,9 @@ struct run {
 	long imap_backoff;
 	int64_t imap_next_try;
 	int last_source_rc;
-	char last_error[512];   /* message of last_source_rc */
-	size_t batch;           /* mails in the open folder transaction */
-	struct lookup *lk;      /* what the loop asks of the threading */
+	char last_error[512]; /* message of last_source_rc */
+	size_t batch;	      /* mails in the open folder transaction */
+	struct lookup *lk;    /* what the loop asks of the threading */
 	struct run_stats st;
 	struct act act;
 };

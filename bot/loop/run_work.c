@@ -26,18 +26,18 @@
 #include "bot/outbox/store.h"
 #include "bot/loop/run_int.h"
 
-#define RUN_DRAIN_MAX 100000  /* work items per pass (bounded) */
+#define RUN_DRAIN_MAX 100000 /* work items per pass (bounded) */
 
 /* ---- scoring ------------------------------------------------------- */
 
 struct scored {
-	struct patch *p;        /* owned when own */
+	struct patch *p; /* owned when own */
 	int own;
-	int64_t pw_id;          /* 0: not from Patchwork */
+	int64_t pw_id; /* 0: not from Patchwork */
 	const struct policy_subsys *sub;
-	struct verdict v;       /* scores, shown reasons, review summary */
+	struct verdict v; /* scores, shown reasons, review summary */
 	struct reply_reason why[TRIAGE_NTASKS][VERDICT_MAX_REASONS];
-	char *fixes;            /* suggested Fixes: line, or NULL */
+	char *fixes; /* suggested Fixes: line, or NULL */
 };
 
 static void scored_clear(struct scored *s)
@@ -121,11 +121,10 @@ static int patch_checks(struct run *r, struct scored *s, const char *project)
 	if (!sub || !(sub->actions & POLICY_CHECK) || !s->pw_id)
 		return 0;
 	rc = post_check(r, s, project, TRIAGE_RISK, "patchtriage-risk",
-			risk->p >= sub->risk_threshold ? "warning"
-						       : "success");
+			risk->p >= sub->risk_threshold ? "warning" : "success");
 	if (!rc && fix->have && fix->p >= sub->stable_threshold)
-		rc = post_check(r, s, project, TRIAGE_FIX,
-				"patchtriage-stable", "warning");
+		rc = post_check(r, s, project, TRIAGE_FIX, "patchtriage-stable",
+				"warning");
 	return rc;
 }
 
@@ -330,8 +329,8 @@ static int split_key(const char *key, char **project, int64_t *id)
  * A comment on a patch or a cover letter (what: "patches" or "covers"):
  * re-score every series it belongs to.
  */
-static int work_pw_parent(struct run *r, const char *project,
-			  const char *what, int64_t id)
+static int work_pw_parent(struct run *r, const char *project, const char *what,
+			  int64_t id)
 {
 	struct buf path = BUF_INIT;
 	json_t *j = NULL, *series, *it;
@@ -342,7 +341,7 @@ static int work_pw_parent(struct run *r, const char *project,
 	if (!rc)
 		rc = pw_get_json(r->c.pw, path.ptr, &j);
 	series = rc ? NULL : json_object_get(j, "series");
-	json_array_foreach(series, i, it) {
+	json_array_foreach (series, i, it) {
 		json_int_t sid = json_integer_value(json_object_get(it, "id"));
 
 		if (!rc && sid > 0)
@@ -415,8 +414,8 @@ static int work_mail_series(struct run *r, int64_t sid)
 	for (i = 0; !rc && i < n; i++)
 		rc = score_patch(r, &s[i], NULL);
 	if (!rc && n)
-		rc = act_on_series(r, s, n,
-				   cover ? cover : s[0].p->message_id, NULL);
+		rc = act_on_series(r, s, n, cover ? cover : s[0].p->message_id,
+				   NULL);
 	for (i = 0; i < n; i++)
 		scored_clear(&s[i]);
 	free(s);
@@ -437,9 +436,10 @@ static int work_one(struct run *r, const struct store_item *it)
 		return work_mail_series(r, id);
 	}
 	if (!r->c.pw)
-		return pt_error_set(PT_EINVAL, "work '%s %s' needs Patchwork, "
-				    "which is no longer configured", it->kind,
-				    it->key);
+		return pt_error_set(PT_EINVAL,
+				    "work '%s %s' needs Patchwork, "
+				    "which is no longer configured",
+				    it->kind, it->key);
 	rc = split_key(it->key, &project, &id);
 	if (!rc && !strcmp(it->kind, "pw-series"))
 		rc = work_pw_series(r, project, id);
@@ -469,8 +469,8 @@ static int finish_one(struct run *r, const struct store_item *it, int rc)
 	}
 	r->st.work_failed++;
 	err = pt_strdup(pt_error_last());
-	log_warn("work %s %s failed (attempt %d of %d): %s", it->kind,
-		 it->key, it->attempts + 1, max, err ? err : "?");
+	log_warn("work %s %s failed (attempt %d of %d): %s", it->kind, it->key,
+		 it->attempts + 1, max, err ? err : "?");
 	wait = 30L << (it->attempts < 10 ? it->attempts : 10);
 	rc = store_retry(r->db, it->id, now + wait, err ? err : "?", max);
 	free(err);

@@ -40,8 +40,9 @@ static int rows(json_t *arr, struct db *db, const char *sql, int64_t arg)
 				v = json_null();
 				break;
 			default:
-				v = json_string((const char *)
-						sqlite3_column_text(st, i));
+				v = json_string(
+					(const char *)sqlite3_column_text(st,
+									  i));
 				if (!v) /* not UTF-8: keep it readable */
 					v = json_string("(not UTF-8)");
 			}
@@ -106,8 +107,8 @@ static int add_kv(json_t *root, struct db *db, const char *key,
 								    : 0;
 	}
 	if (!rc)
-		rc = json_object_set_new(root, name, json_string(v))
-			     ? PT_ENOMEM : 0;
+		rc = json_object_set_new(root, name, json_string(v)) ? PT_ENOMEM
+								     : 0;
 	free(v);
 	return rc;
 }

@@ -75,8 +75,8 @@ static int opts_numbers(struct imap_opts *o, struct config *cfg)
 	long max = 0;
 	int rc;
 
-	rc = config_get_int(cfg, "imap.max-message-size",
-			    IMAP_DEFAULT_MAX_SIZE, &max);
+	rc = config_get_int(cfg, "imap.max-message-size", IMAP_DEFAULT_MAX_SIZE,
+			    &max);
 	if (!rc)
 		rc = config_get_int(cfg, "imap.timeout", 60, &o->timeout);
 	if (!rc)
@@ -139,14 +139,16 @@ int imap_opts_from_config(struct imap_opts *o, struct config *cfg)
 	if (!rc)
 		rc = config_get_string(cfg, "imap.user", NULL, &o->user);
 	if (!rc && !o->user)
-		rc = pt_error_set(PT_EINVAL, "config '%s': imap.user is not set",
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': imap.user is not set",
 				  config_path(cfg));
 	if (!rc)
 		rc = config_read_secret(cfg, "imap", &o->password);
 	if (rc == PT_ENOTFOUND)
 		rc = pt_error_set(PT_EINVAL,
 				  "config '%s': no imap.password-command or "
-				  "imap.token-file", config_path(cfg));
+				  "imap.token-file",
+				  config_path(cfg));
 	if (!rc)
 		rc = config_get_string(cfg, "imap.ca-file", NULL, &o->ca_file);
 	if (!rc)
@@ -186,8 +188,8 @@ static int sleep_poll(long timeout, int (*stop)(void))
 	return 0;
 }
 
-static int idle_wait(struct imap *s, long timeout,
-		     int (*stop)(void), int *changed)
+static int idle_wait(struct imap *s, long timeout, int (*stop)(void),
+		     int *changed)
 {
 	struct pollfd pfd;
 	long waited = 0;
@@ -219,8 +221,7 @@ static int idle_wait(struct imap *s, long timeout,
 	return 0;
 }
 
-int imap_wait(struct imap *s, long timeout, int (*stop)(void),
-	      int *changed)
+int imap_wait(struct imap *s, long timeout, int (*stop)(void), int *changed)
 {
 	int r;
 
@@ -237,8 +238,8 @@ int imap_wait(struct imap *s, long timeout, int (*stop)(void),
 
 /* ---- the loop ------------------------------------------------------ */
 
-static int sync_all(struct imap *s, struct db *db, imap_msg_cb cb,
-		    void *ctx, struct imap_stats *st)
+static int sync_all(struct imap *s, struct db *db, imap_msg_cb cb, void *ctx,
+		    struct imap_stats *st)
 {
 	size_t i;
 	int rc = 0;
@@ -268,8 +269,7 @@ static long remaining(time_t end)
 }
 
 int imap_run(const struct imap_opts *o, struct db *db, imap_msg_cb cb,
-	     void *ctx, int (*stop)(void), long run_for,
-	     struct imap_stats *st)
+	     void *ctx, int (*stop)(void), long run_for, struct imap_stats *st)
 {
 	time_t end = run_for > 0 ? time(NULL) + run_for : 0;
 	struct imap *s = NULL;

@@ -23,20 +23,20 @@ enum imap_auth { IMAP_AUTH_LOGIN = 0, IMAP_AUTH_PLAIN };
 struct imap_opts {
 	char *host;
 	unsigned port;
-	int implicit_tls;      /* imaps:// */
-	int starttls;          /* imap://: STARTTLS required (default on) */
-	int ssl_verify;        /* verify chain and host name (default on) */
-	char *ca_file;         /* NULL: the system trust store */
+	int implicit_tls; /* imaps:// */
+	int starttls;	  /* imap://: STARTTLS required (default on) */
+	int ssl_verify;	  /* verify chain and host name (default on) */
+	char *ca_file;	  /* NULL: the system trust store */
 	char *user;
 	char *password;
 	enum imap_auth auth;
-	char **folders;        /* NULL-terminated; default {"INBOX"} */
+	char **folders; /* NULL-terminated; default {"INBOX"} */
 	size_t max_message_size;
-	long timeout;          /* network timeout, seconds */
-	long idle_restart;     /* re-issue IDLE after this many seconds */
-	long poll_interval;    /* seconds between polls without IDLE */
-	long backoff_max;      /* reconnect backoff cap, seconds */
-	char *account;         /* key in imap_folders: user@host:port */
+	long timeout;	    /* network timeout, seconds */
+	long idle_restart;  /* re-issue IDLE after this many seconds */
+	long poll_interval; /* seconds between polls without IDLE */
+	long backoff_max;   /* reconnect backoff cap, seconds */
+	char *account;	    /* key in imap_folders: user@host:port */
 };
 
 /*
@@ -59,14 +59,14 @@ int imap_has_idle(const struct imap *s);
  * Return 0 when it is handled (the UID is then recorded), negative to
  * stop the sync with that error (the message will be offered again).
  */
-typedef int (*imap_msg_cb)(const char *folder, uint32_t uid,
-			   const char *msg, size_t len, void *ctx);
+typedef int (*imap_msg_cb)(const char *folder, uint32_t uid, const char *msg,
+			   size_t len, void *ctx);
 
 struct imap_stats {
-	size_t fetched;        /* messages given to the callback */
-	size_t skipped;        /* over max_message_size */
+	size_t fetched; /* messages given to the callback */
+	size_t skipped; /* over max_message_size */
 	size_t bytes;
-	size_t resyncs;        /* UIDVALIDITY changes seen */
+	size_t resyncs; /* UIDVALIDITY changes seen */
 };
 
 /* Fetch everything new in folder and give it to cb, oldest first. */
@@ -78,8 +78,7 @@ int imap_sync_folder(struct imap *s, struct db *db, const char *folder,
  * timeout seconds pass: IDLE when offered, else a NOOP after sleeping.
  * *changed is 1 when the server said something changed (or on poll).
  */
-int imap_wait(struct imap *s, long timeout, int (*stop)(void),
-	      int *changed);
+int imap_wait(struct imap *s, long timeout, int (*stop)(void), int *changed);
 
 /*
  * The daemon's mail loop: connect, sync every folder, wait, repeat;
@@ -88,7 +87,6 @@ int imap_wait(struct imap *s, long timeout, int (*stop)(void),
  * run_for seconds (0: no limit).  Errors of the callback end the run.
  */
 int imap_run(const struct imap_opts *o, struct db *db, imap_msg_cb cb,
-	     void *ctx, int (*stop)(void), long run_for,
-	     struct imap_stats *st);
+	     void *ctx, int (*stop)(void), long run_for, struct imap_stats *st);
 
 #endif

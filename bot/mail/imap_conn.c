@@ -38,13 +38,16 @@ static int load_trust(gnutls_x509_trust_list_t *tl, const char *ca_file)
 	if (gnutls_x509_trust_list_init(tl, 0) < 0)
 		return PT_ENOMEM;
 	if (ca_file)
-		r = gnutls_x509_trust_list_add_trust_file(
-			*tl, ca_file, NULL, GNUTLS_X509_FMT_PEM, 0, 0);
+		r = gnutls_x509_trust_list_add_trust_file(*tl, ca_file, NULL,
+							  GNUTLS_X509_FMT_PEM,
+							  0, 0);
 	else
 		r = gnutls_x509_trust_list_add_system_trust(*tl, 0, 0);
 	if (r <= 0)
-		return pt_error_set(PT_EINVAL, "imap: no CA certificates in "
-				    "'%s'", ca_file ? ca_file : "system store");
+		return pt_error_set(PT_EINVAL,
+				    "imap: no CA certificates in "
+				    "'%s'",
+				    ca_file ? ca_file : "system store");
 	return 0;
 }
 
@@ -55,8 +58,8 @@ static int verify_status(const struct imap_opts *o, unsigned status)
 
 	if (!status)
 		return 0;
-	gnutls_certificate_verification_status_print(
-		status, GNUTLS_CRT_X509, &txt, 0);
+	gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509,
+						     &txt, 0);
 	rc = pt_error_set(PT_EAUTH, "imap '%s': certificate not trusted: %s",
 			  o->host, txt.data ? (char *)txt.data : "?");
 	gnutls_free(txt.data);
@@ -78,12 +81,12 @@ static int verify_peer(struct imap *s)
 		mailstream_get_low(s->h->imap_stream));
 	if (!chain || !carray_count(chain)) {
 		free_chain(chain);
-		return pt_error_set(PT_EAUTH, "imap '%s': no server certificate",
+		return pt_error_set(PT_EAUTH,
+				    "imap '%s': no server certificate",
 				    s->o->host);
 	}
 	rc = load_trust(&tl, s->o->ca_file);
-	for (i = 0; !rc && i < carray_count(chain) && i < IMAP_MAX_CHAIN;
-	     i++) {
+	for (i = 0; !rc && i < carray_count(chain) && i < IMAP_MAX_CHAIN; i++) {
 		MMAPString *der = carray_get(chain, i);
 		gnutls_datum_t d = { (unsigned char *)der->str,
 				     (unsigned)der->len };
@@ -93,7 +96,8 @@ static int verify_peer(struct imap *s)
 			break;
 		}
 		if (gnutls_x509_crt_import(crt[n++], &d, GNUTLS_X509_FMT_DER))
-			rc = pt_error_set(PT_EAUTH, "imap '%s': bad certificate",
+			rc = pt_error_set(PT_EAUTH,
+					  "imap '%s': bad certificate",
 					  s->o->host);
 	}
 	memset(&vd, 0, sizeof(vd));
@@ -132,8 +136,10 @@ int imap_etpan_err(struct imap *s, int r, const char *what)
 	if (r == MAILIMAP_ERROR_LOGIN || r == MAILIMAP_ERROR_SASL)
 		return pt_error_set(PT_EAUTH, "imap '%s': %s refused for '%s'",
 				    s->o->host, what, s->o->user);
-	return pt_error_set(PT_ENET, "imap '%s:%u': %s failed (libetpan "
-			    "error %d)", s->o->host, s->o->port, what, r);
+	return pt_error_set(PT_ENET,
+			    "imap '%s:%u': %s failed (libetpan "
+			    "error %d)",
+			    s->o->host, s->o->port, what, r);
 }
 
 static int do_tls(struct imap *s)
@@ -167,15 +173,16 @@ static int do_login(struct imap *s)
 	int r;
 
 	if (s->o->auth == IMAP_AUTH_PLAIN)
-		r = mailimap_authenticate(s->h, "PLAIN", s->o->host, NULL,
-					  NULL, s->o->user, s->o->user,
+		r = mailimap_authenticate(s->h, "PLAIN", s->o->host, NULL, NULL,
+					  s->o->user, s->o->user,
 					  s->o->password, NULL);
 	else
 		r = mailimap_login(s->h, s->o->user, s->o->password);
 	if (r != MAILIMAP_NO_ERROR)
-		return imap_etpan_err(s, r, s->o->auth == IMAP_AUTH_PLAIN
-						    ? "AUTHENTICATE PLAIN"
-						    : "LOGIN");
+		return imap_etpan_err(s, r,
+				      s->o->auth == IMAP_AUTH_PLAIN
+					      ? "AUTHENTICATE PLAIN"
+					      : "LOGIN");
 	/* capabilities change after login (IDLE is often only listed then) */
 	r = mailimap_capability(s->h, &cap);
 	if (r != MAILIMAP_NO_ERROR)

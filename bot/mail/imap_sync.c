@@ -16,7 +16,7 @@
 #include "bot/mail/imap_int.h"
 #include "bot/sys/log.h"
 
-#define IMAP_FETCH_BATCH 200          /* UIDs per body fetch */
+#define IMAP_FETCH_BATCH 200 /* UIDs per body fetch */
 #define IMAP_FETCH_BATCH_BYTES (16u << 20)
 
 /* ---- folder positions ---------------------------------------------- */
@@ -135,8 +135,8 @@ static int list_new(struct imap *s, uint32_t last, struct uid_size **out,
 	*n = 0;
 	set = mailimap_set_new_interval(last + 1, 0);
 	ft = mailimap_fetch_type_new_fetch_att_list_empty();
-	mailimap_fetch_type_new_fetch_att_list_add(ft,
-						   mailimap_fetch_att_new_uid());
+	mailimap_fetch_type_new_fetch_att_list_add(
+		ft, mailimap_fetch_att_new_uid());
 	mailimap_fetch_type_new_fetch_att_list_add(
 		ft, mailimap_fetch_att_new_rfc822_size());
 	r = mailimap_uid_fetch(s->h, set, ft, &res);
@@ -214,8 +214,8 @@ static int fetch_bodies(struct sync *y, const struct uid_size *v, size_t n)
 	for (i = 0; i < n; i++)
 		mailimap_set_add_single(set, v[i].uid);
 	ft = mailimap_fetch_type_new_fetch_att_list_empty();
-	mailimap_fetch_type_new_fetch_att_list_add(ft,
-						   mailimap_fetch_att_new_uid());
+	mailimap_fetch_type_new_fetch_att_list_add(
+		ft, mailimap_fetch_att_new_uid());
 	mailimap_fetch_type_new_fetch_att_list_add(
 		ft, mailimap_fetch_att_new_body_peek_section(
 			    mailimap_section_new(NULL)));
@@ -251,11 +251,14 @@ static int select_folder(struct imap *s, const char *folder)
 
 	r = mailimap_examine(s->h, folder);
 	if (r == MAILIMAP_ERROR_EXAMINE) /* the server said NO */
-		return pt_error_set(PT_ENOTFOUND, "imap '%s': the server "
+		return pt_error_set(PT_ENOTFOUND,
+				    "imap '%s': the server "
 				    "refuses to open folder '%s'; does it "
-				    "exist?", s->o->host, folder);
+				    "exist?",
+				    s->o->host, folder);
 	if (r != MAILIMAP_NO_ERROR)
-		return pt_error_set(PT_ENET, "imap '%s': cannot open folder "
+		return pt_error_set(PT_ENET,
+				    "imap '%s': cannot open folder "
 				    "'%s' (libetpan error %d)",
 				    s->o->host, folder, r);
 	free(s->selected);
@@ -312,8 +315,8 @@ static int sync_list(struct sync *y, const struct uid_size *v, size_t n)
 		bytes = 0;
 		while (i < n && i - start < IMAP_FETCH_BATCH &&
 		       v[i].size <= y->s->o->max_message_size &&
-		       (bytes == 0 || bytes + v[i].size <=
-					      IMAP_FETCH_BATCH_BYTES))
+		       (bytes == 0 ||
+			bytes + v[i].size <= IMAP_FETCH_BATCH_BYTES))
 			bytes += v[i++].size;
 		rc = fetch_bodies(y, v + start, i - start);
 	}

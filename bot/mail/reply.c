@@ -19,7 +19,7 @@
 const char *reply_status_name(enum reply_status s)
 {
 	static const char *const names[] = {
-		"sent", "dry-run", "already-sent", "not-opted-in",
+		"sent",	      "dry-run",	 "already-sent", "not-opted-in",
 		"action-off", "below-threshold", "rate-limited",
 	};
 
@@ -338,8 +338,8 @@ static int send_once(struct reply_out *out, const struct policy *pol,
 			rc = PT_ENOMEM;
 		if (!rc)
 			rc = store_outbox_intend(db, kind, out->message_id,
-						 s->name, targets,
-						 out->message, &id);
+						 s->name, targets, out->message,
+						 &id);
 		free(targets);
 		if (rc == PT_EEXISTS) /* another process got there first */
 			rc = store_outbox_get(db, out->message_id, &row);
@@ -378,11 +378,11 @@ int reply_for_patch(struct reply_out *out, const struct policy *pol,
 		rc = outbox_kind(&kind, in);
 	if (!rc && (dry_run || pol->dry_run || !smtp)) {
 		memset(&row, 0, sizeof(row));
-		out->status = db && !store_outbox_get(db, out->message_id,
-						      &row) &&
-					      row.state != OUTBOX_INTENDED
-				      ? REPLY_ALREADY
-				      : REPLY_DRY_RUN;
+		out->status =
+			db && !store_outbox_get(db, out->message_id, &row) &&
+					row.state != OUTBOX_INTENDED
+				? REPLY_ALREADY
+				: REPLY_DRY_RUN;
 		outbox_row_clear(&row);
 		pt_error_clear();
 	} else if (!rc) {

@@ -18,26 +18,26 @@
 
 struct reply_reason {
 	const char *text;
-	const char *direction;  /* "raises" / "lowers", may be NULL */
+	const char *direction; /* "raises" / "lowers", may be NULL */
 };
 
 struct reply_in {
-	const char *kind;           /* "risk" or "stable" */
+	const char *kind; /* "risk" or "stable" */
 	double probability;
 	const char *model_version;
 	const struct reply_reason *reasons;
 	size_t nreasons;
-	const char *review;         /* "2 replies, no Reviewed-by", or NULL */
-	const char *pw_project;     /* for policy matching, may be NULL */
+	const char *review;	     /* "2 replies, no Reviewed-by", or NULL */
+	const char *pw_project;	     /* for policy matching, may be NULL */
 	const char *suggested_fixes; /* stable: "Fixes: <sha> (\"...\")" */
 };
 
 enum reply_status {
 	REPLY_SENT = 0,
-	REPLY_DRY_RUN,          /* built, not sent */
-	REPLY_ALREADY,          /* in the outbox already: not sent again */
+	REPLY_DRY_RUN, /* built, not sent */
+	REPLY_ALREADY, /* in the outbox already: not sent again */
 	REPLY_NOT_OPTED_IN,
-	REPLY_ACTION_OFF,       /* the subsystem has no "reply" action */
+	REPLY_ACTION_OFF, /* the subsystem has no "reply" action */
 	REPLY_BELOW_THRESHOLD,
 	REPLY_RATE_LIMITED,
 };
@@ -46,11 +46,11 @@ const char *reply_status_name(enum reply_status s);
 
 struct reply_out {
 	enum reply_status status;
-	char *message_id;       /* without <> */
-	char *message;          /* the whole message, CRLF line ends */
+	char *message_id; /* without <> */
+	char *message;	  /* the whole message, CRLF line ends */
 	char *subsystem;
-	char **rcpts;           /* envelope recipients */
-	char *refused;          /* sent, but these recipients refused */
+	char **rcpts;  /* envelope recipients */
+	char *refused; /* sent, but these recipients refused */
 };
 
 void reply_out_clear(struct reply_out *o);

@@ -59,9 +59,10 @@ static int reasons_vars(struct tpl_vars *v, const struct reply_in *in)
 		if (!rc)
 			rc = set_line(it, "text", in->reasons[i].text);
 		if (!rc)
-			rc = tpl_set(it, "direction", in->reasons[i].direction
-							? in->reasons[i].direction
-							: "");
+			rc = tpl_set(it, "direction",
+				     in->reasons[i].direction
+					     ? in->reasons[i].direction
+					     : "");
 	}
 	return rc;
 }
@@ -80,8 +81,8 @@ static int body_vars(struct tpl_vars *v, const struct policy *pol,
 	if (!rc)
 		rc = tpl_set(v, "subsystem", s->name);
 	if (!rc)
-		rc = set_line(v, "subject", p->subject.clean ? p->subject.clean
-							     : "");
+		rc = set_line(v, "subject",
+			      p->subject.clean ? p->subject.clean : "");
 	if (!rc)
 		rc = tpl_setf(v, "risk_percent", "%.0f", in->probability * 100);
 	if (!rc)
@@ -186,6 +187,6 @@ int reply_add_crlf(struct buf *b, const char *s)
 	for (; !rc && *s; s++)
 		if (*s != '\r')
 			rc = *s == '\n' ? buf_addstr(b, "\r\n")
-					 : buf_addch(b, *s);
+					: buf_addch(b, *s);
 	return rc;
 }

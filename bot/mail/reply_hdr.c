@@ -14,8 +14,8 @@
 
 #include "bot/mail/reply_int.h"
 
-#define REPLY_HDR_WIDTH 78   /* RFC 5322 2.1.1: header lines SHOULD fit */
-#define REPLY_MAX_WORD 900   /* longer unbroken text cannot fit in 998 */
+#define REPLY_HDR_WIDTH 78 /* RFC 5322 2.1.1: header lines SHOULD fit */
+#define REPLY_MAX_WORD 900 /* longer unbroken text cannot fit in 998 */
 
 /* ---- small encoders ------------------------------------------------ */
 
@@ -136,7 +136,8 @@ static int add_folded(struct buf *b, const char *s)
 static int value_ok(const struct hdrs *h, const char *name, const char *v)
 {
 	if (v && strpbrk(v, "\r\n"))
-		return pt_error_set(PT_EINVAL, "reply to '%s': header '%s' "
+		return pt_error_set(PT_EINVAL,
+				    "reply to '%s': header '%s' "
 				    "would contain CR or LF; refused",
 				    h->msgid, name);
 	return 0;
@@ -147,7 +148,8 @@ int reply_id_ok(const struct hdrs *h, const char *name, const char *id)
 {
 	if (!id || !*id || strpbrk(id, "\r\n <>\t") ||
 	    strlen(id) > REPLY_MAX_WORD)
-		return pt_error_set(PT_EINVAL, "reply to '%s': header '%s' "
+		return pt_error_set(PT_EINVAL,
+				    "reply to '%s': header '%s' "
 				    "would get a malformed message id; refused",
 				    h->msgid, name);
 	return 0;
@@ -177,8 +179,7 @@ static int add_display_name(struct buf *b, const char *name)
 	int rc;
 
 	/* a name too long for the line is encoded, which folds it */
-	if (!is_ascii(name) ||
-	    column(b) + strlen(name) + 2 > REPLY_HDR_WIDTH)
+	if (!is_ascii(name) || column(b) + strlen(name) + 2 > REPLY_HDR_WIDTH)
 		return add_encoded(b, name);
 	if (!strpbrk(name, "()<>[]:;@\\,.\""))
 		return buf_addstr(b, name);
@@ -204,7 +205,8 @@ static int addr_list(struct hdrs *h, const char *name, char *const *v,
 	for (i = 0; !rc && v[i]; i++) {
 		rc = value_ok(h, name, v[i]);
 		if (!rc && strpbrk(v[i], "<>,\" \t"))
-			rc = pt_error_set(PT_EINVAL, "reply to '%s': address "
+			rc = pt_error_set(PT_EINVAL,
+					  "reply to '%s': address "
 					  "'%s' in header '%s' is malformed",
 					  h->msgid, v[i], name);
 		if (!rc && i)
@@ -214,8 +216,8 @@ static int addr_list(struct hdrs *h, const char *name, char *const *v,
 			rc = value_ok(h, name, who->name);
 			if (!rc)
 				rc = add_display_name(h->b, who->name);
-			if (!rc && column(h->b) + strlen(v[i]) + 3 >
-					   REPLY_HDR_WIDTH)
+			if (!rc &&
+			    column(h->b) + strlen(v[i]) + 3 > REPLY_HDR_WIDTH)
 				rc = buf_addstr(h->b, "\r\n");
 			if (!rc)
 				rc = buf_addf(h->b, " <%s>", v[i]);
@@ -240,8 +242,8 @@ static int refs_hdr(struct hdrs *h, const struct patch *p)
 				      p->references[i]);
 	}
 	if (!rc)
-		rc = buf_addf(h->b, "%s<%s>\r\n", p->nreferences ? "\r\n " : " ",
-			      p->message_id);
+		rc = buf_addf(h->b, "%s<%s>\r\n",
+			      p->nreferences ? "\r\n " : " ", p->message_id);
 	return rc;
 }
 
@@ -269,8 +271,8 @@ static int subject_hdr(struct hdrs *h, const struct patch *p)
 
 	rc = value_ok(h, "Subject", s);
 	if (!rc)
-		rc = buf_addf(&v, "%s%s", strncasecmp(s, "re:", 3) ? "Re: " : "",
-			      s);
+		rc = buf_addf(&v, "%s%s",
+			      strncasecmp(s, "re:", 3) ? "Re: " : "", s);
 	if (!rc)
 		rc = hdr(h, "Subject", v.ptr);
 	buf_free(&v);

@@ -13,7 +13,7 @@
 
 struct hdrs {
 	struct buf *b;
-	const char *msgid;   /* of the patch, for errors */
+	const char *msgid; /* of the patch, for errors */
 };
 
 /* A message id that fits on one header line; no CR, LF, space or <>. */

@@ -31,9 +31,10 @@ int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg)
 				  config_path(cfg));
 	if (!rc && strncmp(o->url, "smtp://", 7) &&
 	    strncmp(o->url, "smtps://", 8))
-		rc = pt_error_set(PT_EINVAL, "config '%s': smtp.url '%s' is "
-				  "not smtp:// or smtps://", config_path(cfg),
-				  o->url);
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': smtp.url '%s' is "
+				  "not smtp:// or smtps://",
+				  config_path(cfg), o->url);
 	if (!rc)
 		rc = config_get_bool(cfg, "smtp.starttls", 1, &o->starttls);
 	if (!rc)
@@ -45,7 +46,8 @@ int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg)
 	if (!rc)
 		rc = config_get_string(cfg, "smtp.user", NULL, &o->user);
 	if (!rc && o->user && !o->starttls && !strncmp(o->url, "smtp://", 7))
-		rc = pt_error_set(PT_EINVAL, "config '%s': smtp.user is set "
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': smtp.user is set "
 				  "with smtp.starttls = false on '%s': the "
 				  "password would cross the network in clear; "
 				  "use STARTTLS or smtps://",
@@ -53,7 +55,8 @@ int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg)
 	if (!rc && o->user) {
 		rc = config_read_secret(cfg, "smtp", &o->password);
 		if (rc == PT_ENOTFOUND)
-			rc = pt_error_set(PT_EINVAL, "config '%s': smtp.user "
+			rc = pt_error_set(PT_EINVAL,
+					  "config '%s': smtp.user "
 					  "is set but no smtp.token-file or "
 					  "smtp.password-command",
 					  config_path(cfg));
@@ -104,12 +107,14 @@ static int map_error(CURLcode c, const struct upload *u, const char *url,
 	    c == CURLE_COULDNT_RESOLVE_HOST || c == CURLE_USE_SSL_FAILED ||
 	    c == CURLE_SSL_CONNECT_ERROR || c == CURLE_PEER_FAILED_VERIFICATION)
 		return pt_error_set(PT_EAGAIN, "smtp '%s': %s", url, why);
-	return pt_error_set(PT_ENET, "smtp '%s': %s (the message may have "
-			    "been sent)", url, why);
+	return pt_error_set(PT_ENET,
+			    "smtp '%s': %s (the message may have "
+			    "been sent)",
+			    url, why);
 }
 
-int smtp_send(const struct smtp_opts *o, const char *from,
-	      char *const *rcpts, const char *msg, size_t len)
+int smtp_send(const struct smtp_opts *o, const char *from, char *const *rcpts,
+	      const char *msg, size_t len)
 {
 	return smtp_send_cb(o, from, rcpts, msg, len, NULL, NULL);
 }

@@ -15,13 +15,13 @@
 #include "scoring/util/pt.h"
 
 struct smtp_opts {
-	char *url;          /* smtp://host:port or smtps://host:port */
-	int starttls;       /* smtp://: require STARTTLS (default on) */
-	int ssl_verify;     /* default on */
+	char *url;	/* smtp://host:port or smtps://host:port */
+	int starttls;	/* smtp://: require STARTTLS (default on) */
+	int ssl_verify; /* default on */
 	char *ca_file;
-	char *user;         /* NULL: no AUTH */
+	char *user; /* NULL: no AUTH */
 	char *password;
-	long timeout;       /* seconds */
+	long timeout; /* seconds */
 };
 
 int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg);
@@ -34,8 +34,8 @@ void smtp_opts_clear(struct smtp_opts *o);
  * PT_ENET: failed during or after the transfer, the message may have
  * gone out.
  */
-int smtp_send(const struct smtp_opts *o, const char *from,
-	      char *const *rcpts, const char *msg, size_t len);
+int smtp_send(const struct smtp_opts *o, const char *from, char *const *rcpts,
+	      const char *msg, size_t len);
 
 /*
  * As smtp_send, calling on_data(ctx) once when the server has accepted

@@ -88,9 +88,10 @@ static int parse_actions(const char *name, char **words, unsigned *out)
 		else if (!strcasecmp(words[i], "reply"))
 			*out |= POLICY_REPLY;
 		else if (strcasecmp(words[i], "none"))
-			return pt_error_set(PT_EINVAL, "subsystem '%s': "
-					    "unknown action '%s'", name,
-					    words[i]);
+			return pt_error_set(PT_EINVAL,
+					    "subsystem '%s': "
+					    "unknown action '%s'",
+					    name, words[i]);
 	}
 	return 0;
 }
@@ -107,8 +108,10 @@ static int sub_double(struct config *cfg, const char *name, const char *key,
 	buf_free(&k);
 	/* written so that nan (which strtod takes) is refused too */
 	if (!rc && !(*out >= 0.0 && *out <= 1.0))
-		rc = pt_error_set(PT_EINVAL, "subsystem '%s': %s = %g is not "
-				  "a probability", name, key, *out);
+		rc = pt_error_set(PT_EINVAL,
+				  "subsystem '%s': %s = %g is not "
+				  "a probability",
+				  name, key, *out);
 	return rc;
 }
 
@@ -296,9 +299,8 @@ static int covered_by_entry(const struct policy *p,
 	return 0;
 }
 
-static int subsys_covers(const struct policy *p,
-			 const struct policy_subsys *s, const struct patch *pt,
-			 const char *pw_project)
+static int subsys_covers(const struct policy *p, const struct policy_subsys *s,
+			 const struct patch *pt, const char *pw_project)
 {
 	size_t i, j;
 
@@ -334,8 +336,10 @@ int policy_match(const struct policy *p, const struct patch *pt,
 			return 0;
 		}
 	}
-	return pt_error_set(PT_ENOTFOUND, "patch '%s' is in no opted-in "
-			    "subsystem", pt->message_id ? pt->message_id : "?");
+	return pt_error_set(PT_ENOTFOUND,
+			    "patch '%s' is in no opted-in "
+			    "subsystem",
+			    pt->message_id ? pt->message_id : "?");
 }
 
 int policy_rate_ok(const struct policy_subsys *s, struct db *db,
@@ -365,7 +369,8 @@ static int addr_push(struct addrs *a, const char *addr, struct addrs *seen)
 	char **nv;
 	size_t i;
 
-	if (!addr || !*addr || !strchr(addr, '@') || seen->n >= POLICY_MAX_RCPTS)
+	if (!addr || !*addr || !strchr(addr, '@') ||
+	    seen->n >= POLICY_MAX_RCPTS)
 		return 0;
 	for (i = 0; i < seen->n; i++)
 		if (!strcasecmp(seen->v[i], addr))
@@ -428,9 +433,8 @@ int policy_recipients(const struct policy *p, const struct policy_subsys *s,
 		      const struct patch *pt, char ***to, char ***cc)
 {
 	static const char *const def[] = { "author", "list", NULL };
-	const char *const *r = s->recipients[0]
-				       ? (const char *const *)s->recipients
-				       : def;
+	const char *const *r =
+		s->recipients[0] ? (const char *const *)s->recipients : def;
 	struct addrs t = { NULL, 0 }, c = { NULL, 0 }, seen = { NULL, 0 };
 	size_t i;
 	int rc = 0;

@@ -22,27 +22,27 @@ enum { POLICY_CHECK = 1, POLICY_REPLY = 2 };
 
 struct policy_subsys {
 	char *name;
-	char *list_id;         /* "linux-pwm.vger.kernel.org" */
-	char *list_address;    /* "linux-pwm@vger.kernel.org" */
+	char *list_id;	    /* "linux-pwm.vger.kernel.org" */
+	char *list_address; /* "linux-pwm@vger.kernel.org" */
 	char *pw_project;
-	char **maint_names;    /* MAINTAINERS entry names (multivar) */
-	char **paths;          /* path globs (multivar) */
+	char **maint_names; /* MAINTAINERS entry names (multivar) */
+	char **paths;	    /* path globs (multivar) */
 	unsigned actions;
 	double risk_threshold;
 	double stable_threshold;
-	char **recipients;     /* "author", "list", "maintainers", addresses */
-	long rate_limit;       /* actions per hour per kind; 0: none */
+	char **recipients; /* "author", "list", "maintainers", addresses */
+	long rate_limit;   /* actions per hour per kind; 0: none */
 };
 
 struct policy {
 	struct policy_subsys *s;
 	size_t n;
-	struct maint *maint;   /* policy.maintainers-file, or NULL */
-	char *from;            /* reply.from: "patchtriage <bot@example.org>" */
-	char *contact;         /* reply.contact, may be NULL */
-	char *templates;       /* reply.templates: the templates/ folder */
-	char *msgid_domain;    /* reply.msgid-domain, else From's domain */
-	int dry_run;           /* policy.dry-run */
+	struct maint *maint; /* policy.maintainers-file, or NULL */
+	char *from;	     /* reply.from: "patchtriage <bot@example.org>" */
+	char *contact;	     /* reply.contact, may be NULL */
+	char *templates;     /* reply.templates: the templates/ folder */
+	char *msgid_domain;  /* reply.msgid-domain, else From's domain */
+	int dry_run;	     /* policy.dry-run */
 };
 
 int policy_load(struct policy **out, struct config *cfg);

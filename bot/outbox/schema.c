@@ -26,6 +26,7 @@ static const struct db_step outbox_steps[] = {
 };
 
 const struct db_schema outbox_schema = {
-	"bot/outbox", outbox_steps,
+	"bot/outbox",
+	outbox_steps,
 	sizeof(outbox_steps) / sizeof(outbox_steps[0]),
 };

@@ -226,9 +226,9 @@ void outbox_row_clear(struct outbox_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int store_outbox_intend(struct db *db, const char *kind,
-			const char *dedupe_key, const char *subsystem,
-			const char *target, const char *payload, int64_t *id)
+int store_outbox_intend(struct db *db, const char *kind, const char *dedupe_key,
+			const char *subsystem, const char *target,
+			const char *payload, int64_t *id)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -286,8 +286,9 @@ int store_outbox_set(struct db *db, int64_t id, enum outbox_state state,
 	sqlite3_bind_int64(st, 3, time(NULL));
 	sqlite3_bind_text(st, 4, remote_ref, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, error, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0
-					     : db_error(db, "updating an action");
+	rc = sqlite3_step(st) == SQLITE_DONE
+		     ? 0
+		     : db_error(db, "updating an action");
 	if (!rc && sqlite3_changes(db->h) == 0)
 		rc = PT_ENOTFOUND;
 	sqlite3_finalize(st);
@@ -296,7 +297,7 @@ int store_outbox_set(struct db *db, int64_t id, enum outbox_state state,
 	return rc;
 }
 
-#define OUTBOX_COLS \
+#define OUTBOX_COLS                                                \
 	"id, kind, dedupe_key, subsystem, target, payload, state," \
 	" remote_ref, created"
 
@@ -311,9 +312,8 @@ static int read_row(sqlite3_stmt *st, struct outbox_row *r)
 	r->state = outbox_state_parse((const char *)sqlite3_column_text(st, 6));
 	r->remote_ref = col_dup(st, 7);
 	r->created = sqlite3_column_int64(st, 8);
-	return r->kind && r->dedupe_key && r->target && r->payload
-		       ? 0
-		       : PT_ENOMEM;
+	return r->kind && r->dedupe_key && r->target && r->payload ? 0
+								   : PT_ENOMEM;
 }
 
 int store_outbox_get(struct db *db, const char *dedupe_key,
@@ -324,7 +324,8 @@ int store_outbox_get(struct db *db, const char *dedupe_key,
 
 	memset(out, 0, sizeof(*out));
 	rc = db_prepare(&st, db,
-			"SELECT " OUTBOX_COLS " FROM outbox WHERE dedupe_key = ?");
+			"SELECT " OUTBOX_COLS
+			" FROM outbox WHERE dedupe_key = ?");
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, dedupe_key, -1, SQLITE_STATIC);
@@ -340,8 +341,8 @@ int store_outbox_get(struct db *db, const char *dedupe_key,
 	return rc;
 }
 
-int store_outbox_foreach(struct db *db, enum outbox_state state,
-			 outbox_cb cb, void *ctx)
+int store_outbox_foreach(struct db *db, enum outbox_state state, outbox_cb cb,
+			 void *ctx)
 {
 	struct outbox_row r;
 	sqlite3_stmt *st;

@@ -76,17 +76,17 @@ void outbox_row_clear(struct outbox_row *r);
  * Record an action as intended.  Returns PT_EEXISTS (with *id set) when
  * the dedupe key is already in the outbox, whatever its state.
  */
-int store_outbox_intend(struct db *db, const char *kind,
-			const char *dedupe_key, const char *subsystem,
-			const char *target, const char *payload, int64_t *id);
+int store_outbox_intend(struct db *db, const char *kind, const char *dedupe_key,
+			const char *subsystem, const char *target,
+			const char *payload, int64_t *id);
 int store_outbox_set(struct db *db, int64_t id, enum outbox_state state,
 		     const char *remote_ref, const char *error);
 int store_outbox_get(struct db *db, const char *dedupe_key,
 		     struct outbox_row *out);
 typedef int (*outbox_cb)(const struct outbox_row *r, void *ctx);
 /* Rows in a state, oldest first; a non-zero return from cb stops. */
-int store_outbox_foreach(struct db *db, enum outbox_state state,
-			 outbox_cb cb, void *ctx);
+int store_outbox_foreach(struct db *db, enum outbox_state state, outbox_cb cb,
+			 void *ctx);
 /* Actions of kind for subsystem created at or after since (rate limit). */
 int store_outbox_count_since(struct db *db, const char *subsystem,
 			     const char *kind, int64_t since, long *n);

@@ -23,7 +23,7 @@
 struct http_client {
 	CURL *h;
 	struct http_opts o;
-	char *auth;       /* "Authorization: <value>" header line */
+	char *auth;	  /* "Authorization: <value>" header line */
 	size_t auth_vlen; /* length of the value part */
 	unsigned seed;
 };
@@ -95,8 +95,7 @@ char *http_url_for_message(const char *url)
 	at = memchr(scheme, '@', (size_t)(end - scheme));
 	if (!at)
 		return pt_strdup(url);
-	if (buf_add(&b, url, (size_t)(scheme - url)) ||
-	    buf_addstr(&b, at + 1))
+	if (buf_add(&b, url, (size_t)(scheme - url)) || buf_addstr(&b, at + 1))
 		return NULL;
 	return buf_detach(&b, NULL);
 }
@@ -217,8 +216,8 @@ static size_t on_body(char *ptr, size_t size, size_t n, void *ud)
 
 static size_t on_header(char *ptr, size_t size, size_t n, void *ud)
 {
-	static const char *const names[] = { "content-type", "link",
-					     "location", "retry-after" };
+	static const char *const names[] = { "content-type", "link", "location",
+					     "retry-after" };
 	struct xfer *x = ud;
 	size_t len = size * n, klen, i;
 	const char *colon, *v, *end;
@@ -243,7 +242,8 @@ static size_t on_header(char *ptr, size_t size, size_t n, void *ud)
 	while (end > v && isspace((unsigned char)end[-1]))
 		end--;
 	for (i = 0; i < 4; i++) {
-		if (klen != strlen(names[i]) || strncasecmp(ptr, names[i], klen))
+		if (klen != strlen(names[i]) ||
+		    strncasecmp(ptr, names[i], klen))
 			continue;
 		free(*dst[i]);
 		*dst[i] = pt_strndup(v, (size_t)(end - v));
@@ -338,8 +338,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "patchtriage/" PT_VERSION);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-			 c->o.connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->o.connect_timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
@@ -440,8 +439,9 @@ int http_do(struct http_client *c, const struct http_request *req,
 		left = c->o.max_total_ms - (now_ms() - start);
 		if (left < 1)
 			left = 1;
-		e = perform(c, req, &x, left < c->o.timeout_ms
-				       ? left : c->o.timeout_ms, err);
+		e = perform(c, req, &x,
+			    left < c->o.timeout_ms ? left : c->o.timeout_ms,
+			    err);
 		if (x.too_big) {
 			rc = fail(c, PT_ETOOBIG,
 				  "response from '%s' is larger than %zu bytes",
@@ -458,7 +458,7 @@ int http_do(struct http_client *c, const struct http_request *req,
 			break;
 		wait = http_backoff_ms(c, attempt + 1);
 		ra = e == CURLE_OK ? http_retry_after_ms(out->retry_after,
-							  (long)time(NULL))
+							 (long)time(NULL))
 				   : -1;
 		if (ra >= 0)
 			wait = ra;
@@ -478,19 +478,21 @@ int http_do(struct http_client *c, const struct http_request *req,
 			  "%.1fs)",
 			  url, attempt, attempt == 1 ? "" : "s", left / 1000.0);
 	else if (e != CURLE_OK)
-		rc = fail(c, PT_ENET, "cannot reach '%s': %s (%d attempt%s in "
-			  "%.1fs)", url, *err ? err : curl_easy_strerror(e),
-			  attempt, attempt == 1 ? "" : "s", left / 1000.0);
+		rc = fail(c, PT_ENET,
+			  "cannot reach '%s': %s (%d attempt%s in "
+			  "%.1fs)",
+			  url, *err ? err : curl_easy_strerror(e), attempt,
+			  attempt == 1 ? "" : "s", left / 1000.0);
 	else
 		rc = fail(c, PT_EAGAIN,
 			  "'%s' answered HTTP %ld%s%s%s%s (%d attempt%s in "
 			  "%.1fs)",
-			  url, out->status,
-			  out->content_type ? " (" : "",
+			  url, out->status, out->content_type ? " (" : "",
 			  out->content_type ? out->content_type : "",
 			  out->content_type ? ")" : "",
 			  out->status == 429 && out->retry_after
-				  ? ", asked to retry later" : "",
+				  ? ", asked to retry later"
+				  : "",
 			  attempt, attempt == 1 ? "" : "s", left / 1000.0);
 out:
 	free(url);

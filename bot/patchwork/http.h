@@ -20,14 +20,14 @@
 
 struct http_opts {
 	long connect_timeout_ms; /* 0: 10 s */
-	long timeout_ms;         /* one attempt, whole transfer; 0: 60 s */
-	int max_attempts;        /* 0: 5 */
-	long max_total_ms;       /* all attempts and waits; 0: 120 s */
-	long backoff_ms;         /* wait before the 2nd attempt; 0: 500 ms */
-	long max_backoff_ms;     /* cap of one wait; 0: 30 s */
-	int no_ssl_verify;       /* 1 only when configured explicitly */
-	const char *ca_file;     /* NULL: the system's CAs */
-	size_t max_body;         /* 0: PT_MAX_HTTP_BODY */
+	long timeout_ms;	 /* one attempt, whole transfer; 0: 60 s */
+	int max_attempts;	 /* 0: 5 */
+	long max_total_ms;	 /* all attempts and waits; 0: 120 s */
+	long backoff_ms;	 /* wait before the 2nd attempt; 0: 500 ms */
+	long max_backoff_ms;	 /* cap of one wait; 0: 30 s */
+	int no_ssl_verify;	 /* 1 only when configured explicitly */
+	const char *ca_file;	 /* NULL: the system's CAs */
+	size_t max_body;	 /* 0: PT_MAX_HTTP_BODY */
 };
 
 struct http_client;
@@ -42,14 +42,14 @@ void http_client_free(struct http_client *c);
 int http_client_set_auth(struct http_client *c, const char *value);
 
 struct http_request {
-	const char *method;       /* NULL: GET */
+	const char *method; /* NULL: GET */
 	const char *url;
-	const char *accept;       /* Accept header or NULL */
+	const char *accept;	  /* Accept header or NULL */
 	const char *content_type; /* of body */
 	const char *body;
 	size_t body_len;
-	unsigned follow : 1;      /* follow redirects (http/https only) */
-	unsigned once : 1;        /* one attempt: the caller retries */
+	unsigned follow : 1; /* follow redirects (http/https only) */
+	unsigned once : 1;   /* one attempt: the caller retries */
 };
 
 struct http_response {
@@ -59,7 +59,7 @@ struct http_response {
 	char *link;
 	char *location;
 	char *retry_after;
-	char *url;          /* the URL that answered (after redirects) */
+	char *url; /* the URL that answered (after redirects) */
 	int attempts;
 };
 

@@ -56,7 +56,6 @@ int pw_url_encode(struct buf *b, const char *s)
 	return rc;
 }
 
-
 /* ---- construction -------------------------------------------------- */
 
 int pw_new(struct pw **out, const struct pw_opts *o)
@@ -68,8 +67,8 @@ int pw_new(struct pw **out, const struct pw_opts *o)
 	int rc;
 
 	*out = NULL;
-	if (!o->url || (strncmp(o->url, "http://", 7) &&
-			strncmp(o->url, "https://", 8)))
+	if (!o->url ||
+	    (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)))
 		return pt_error_set(PT_EINVAL,
 				    "patchwork url '%s' is not an http(s) URL",
 				    o->url ? o->url : "");
@@ -114,8 +113,8 @@ int pw_new(struct pw **out, const struct pw_opts *o)
 	}
 	if (o->api_version) {
 		pw->version = pt_strdup(o->api_version);
-		if (!pw->version || buf_addf(&auth, "%s/api/%s/", pw->base,
-					     pw->version)) {
+		if (!pw->version ||
+		    buf_addf(&auth, "%s/api/%s/", pw->base, pw->version)) {
 			rc = PT_ENOMEM;
 			goto fail;
 		}
@@ -159,7 +158,7 @@ static void field_errors(struct buf *b, const json_t *j, const char *raw)
 		buf_add(b, raw, strnlen(raw, 200));
 		return;
 	}
-	json_object_foreach((json_t *)j, key, v) {
+	json_object_foreach ((json_t *)j, key, v) {
 		if (b->len)
 			buf_addstr(b, "; ");
 		if (json_is_string(v)) {
@@ -167,7 +166,7 @@ static void field_errors(struct buf *b, const json_t *j, const char *raw)
 			continue;
 		}
 		buf_addf(b, "%s:", key);
-		json_array_foreach(v, i, m)
+		json_array_foreach (v, i, m)
 			if (json_is_string(m))
 				buf_addf(b, " %s", json_string_value(m));
 	}
@@ -221,8 +220,9 @@ static int answer_error(struct pw *pw, const char *url,
 				  "'%s': check patchwork.token-file",
 				  pw->base, u);
 	else
-		rc = pt_error_set(PT_ENET, "patchwork '%s' answered HTTP %ld%s%s",
-				  u, r->status, detail ? ": " : "",
+		rc = pt_error_set(PT_ENET,
+				  "patchwork '%s' answered HTTP %ld%s%s", u,
+				  r->status, detail ? ": " : "",
 				  detail ? detail : "");
 	json_decref(j);
 	buf_free(&b);
@@ -293,8 +293,7 @@ int pw_request(struct pw *pw, const char *method, const char *url,
 	return answer_error(pw, url, r);
 }
 
-int pw_parse_json(const char *url, const struct http_response *r,
-		  json_t **out)
+int pw_parse_json(const char *url, const struct http_response *r, json_t **out)
 {
 	json_error_t err;
 	char *u;
@@ -438,7 +437,8 @@ char *pw_link_next(const char *link)
 			end = gt + strlen(gt);
 		/* the parameters between '>' and the next '<' */
 		{
-			char *params = pt_strndup(gt + 1, (size_t)(end - gt - 1));
+			char *params =
+				pt_strndup(gt + 1, (size_t)(end - gt - 1));
 			int hit;
 
 			if (!params)
@@ -553,9 +553,10 @@ int pw_parse_date(const char *s, int64_t *secs, long *usec)
 	int n = 0, digits = 0;
 
 	memset(&tm, 0, sizeof(tm));
-	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year,
-			 &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-			 &tm.tm_sec, &n) != 6 || n != 19)
+	if (!s ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    n != 19)
 		return pt_error_set(PT_EINVAL, "bad patchwork date '%s'",
 				    s ? s : "");
 	p = s + n;

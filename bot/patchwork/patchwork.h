@@ -21,15 +21,15 @@
 #include "bot/patchwork/http.h"
 
 #define PW_DEFAULT_DESCRIPTION_MAX 2000u
-#define PW_MAX_LIST_ITEMS 1000000u  /* items one list walk may return */
+#define PW_MAX_LIST_ITEMS 1000000u /* items one list walk may return */
 
 struct pw_opts {
-	const char *url;       /* e.g. "https://patchwork.kernel.org" */
-	const char *token;     /* NULL: anonymous, read only */
-	const char *project;   /* link name; named in messages */
+	const char *url;	 /* e.g. "https://patchwork.kernel.org" */
+	const char *token;	 /* NULL: anonymous, read only */
+	const char *project;	 /* link name; named in messages */
 	const char *api_version; /* NULL: negotiate */
-	size_t description_max;  /* 0: PW_DEFAULT_DESCRIPTION_MAX */
-	unsigned per_page;       /* 0: 100 */
+	size_t description_max;	 /* 0: PW_DEFAULT_DESCRIPTION_MAX */
+	unsigned per_page;	 /* 0: 100 */
 	struct http_opts http;
 };
 
@@ -64,10 +64,10 @@ struct pw_event {
 	int64_t id;
 	const char *category;
 	const char *date;
-	int64_t time;            /* date in seconds since the epoch, UTC */
+	int64_t time; /* date in seconds since the epoch, UTC */
 	int64_t patch_id, series_id, cover_id, comment_id, check_id;
 	const char *previous_state, *current_state;
-	const json_t *json;      /* the whole event, borrowed */
+	const json_t *json; /* the whole event, borrowed */
 };
 
 /* Fill ev from one event of /api/events/ (ev borrows from e). */
@@ -99,18 +99,18 @@ int pw_events_position(struct pw *pw, struct db *db, const char *project,
 
 struct pw_patch {
 	int64_t id;
-	json_t *json;      /* /patches/ID/ */
-	json_t *comments;  /* array */
-	char *mbox;        /* the patch mbox (via /patch/ID/mbox/) */
+	json_t *json;	  /* /patches/ID/ */
+	json_t *comments; /* array */
+	char *mbox;	  /* the patch mbox (via /patch/ID/mbox/) */
 	size_t mbox_len;
 	struct patch *parsed; /* the mbox through patch_from_mail() */
 };
 
 struct pw_series {
 	int64_t id;
-	json_t *json;            /* /series/ID/ */
-	json_t *cover;           /* /covers/ID/ or NULL */
-	json_t *cover_comments;  /* array or NULL */
+	json_t *json;		/* /series/ID/ */
+	json_t *cover;		/* /covers/ID/ or NULL */
+	json_t *cover_comments; /* array or NULL */
 	struct pw_patch *patches;
 	size_t npatches;
 };

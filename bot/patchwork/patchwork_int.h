@@ -15,8 +15,8 @@
 #include "bot/patchwork/http.h"
 
 struct pw {
-	char *base;     /* "https://host[:port][/prefix]" without final / */
-	char *origin;   /* "https://host[:port]" */
+	char *base;   /* "https://host[:port][/prefix]" without final / */
+	char *origin; /* "https://host[:port]" */
 	char *project;
 	char *version;
 	char *api_root; /* base + "/api/" + version + "/" */
@@ -41,8 +41,7 @@ int pw_resolve(struct pw *pw, const char *path, char **out);
 int pw_request(struct pw *pw, const char *method, const char *url,
 	       const char *body, int once, struct http_response *r);
 /* r's body as JSON (*out fresh), or an error naming url. */
-int pw_parse_json(const char *url, const struct http_response *r,
-		  json_t **out);
+int pw_parse_json(const char *url, const struct http_response *r, json_t **out);
 
 typedef int (*pw_page_cb)(json_t *items, void *ctx);
 /* Every page of the list at path to cb, following rel="next". */

@@ -60,13 +60,13 @@ int pw_checks_from_json(struct pw_check **out, size_t *n, const json_t *list)
 	*n = 0;
 	if (!json_is_array(list))
 		return pt_error_set(PT_EINVAL, "patchwork checks are not a "
-				    "list");
+					       "list");
 	if (len) {
 		c = pt_calloc(len, sizeof(*c));
 		if (!c)
 			return PT_ENOMEM;
 	}
-	json_array_foreach(list, i, j) {
+	json_array_foreach (list, i, j) {
 		rc = check_from_json(&c[i], j);
 		if (rc)
 			break;
@@ -113,8 +113,8 @@ char *pw_description_cap(const char *d, size_t max)
 	 * continuation bytes to the lead byte.  Anything else is not
 	 * UTF-8 and is cut at max.
 	 */
-	for (len = max; len > 0 && max - len < 3 &&
-			((unsigned char)d[len] & 0xc0) == 0x80;
+	for (len = max;
+	     len > 0 && max - len < 3 && ((unsigned char)d[len] & 0xc0) == 0x80;
 	     len--)
 		;
 	if (((unsigned char)d[len] & 0xc0) != 0xc0)
@@ -168,12 +168,11 @@ static int check_body(struct buf *b, const char *state, const char *context,
 		return PT_ENOMEM;
 	if (json_object_set_new(o, "state", json_string(state)) ||
 	    json_object_set_new(o, "context", json_string(context)) ||
-	    (desc && json_object_set_new(o, "description",
-					 json_string(desc))) ||
-	    (target_url && json_object_set_new(o, "target_url",
-					       json_string(target_url))))
-		rc = pt_error_set(PT_EINVAL,
-				  "check text is not valid UTF-8");
+	    (desc &&
+	     json_object_set_new(o, "description", json_string(desc))) ||
+	    (target_url &&
+	     json_object_set_new(o, "target_url", json_string(target_url))))
+		rc = pt_error_set(PT_EINVAL, "check text is not valid UTF-8");
 	s = rc ? NULL : json_dumps(o, JSON_COMPACT);
 	if (!rc && !s)
 		rc = PT_ENOMEM;
@@ -251,16 +250,16 @@ int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
 		  const char *context, const char *description,
 		  const char *target_url, int *posted, int64_t *check_id)
 {
-	return check_post(pw, patch_id, state, context, description,
-			  target_url, 1, posted, check_id);
+	return check_post(pw, patch_id, state, context, description, target_url,
+			  1, posted, check_id);
 }
 
 int pw_check_post_new(struct pw *pw, int64_t patch_id, const char *state,
 		      const char *context, const char *description,
 		      const char *target_url, int *posted, int64_t *check_id)
 {
-	return check_post(pw, patch_id, state, context, description,
-			  target_url, 0, posted, check_id);
+	return check_post(pw, patch_id, state, context, description, target_url,
+			  0, posted, check_id);
 }
 
 int pw_same_description(const struct pw *pw, const char *a, const char *b)

@@ -55,8 +55,8 @@ int pw_events_position(struct pw *pw, struct db *db, const char *project,
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*last_id = sqlite3_column_int64(st, 0);
-		*last_date = pt_strdup(
-			(const char *)sqlite3_column_text(st, 1));
+		*last_date =
+			pt_strdup((const char *)sqlite3_column_text(st, 1));
 		rc = *last_date ? 0 : PT_ENOMEM;
 	} else if (rc == SQLITE_DONE) {
 		rc = PT_ENOTFOUND;
@@ -89,13 +89,12 @@ struct poll {
 	pw_event_cb cb;
 	void *ctx;
 	size_t handled;
-	char boundary[96];  /* date_key of the stored position */
+	char boundary[96];	      /* date_key of the stored position */
 	sqlite3_stmt *st[POLL_NSTMT]; /* poll_sql, prepared once a poll */
 };
 
 /* Run poll statement k with (url, project, id, a); *row: a row came. */
-static int poll_step(struct poll *p, int k, int64_t id, const char *a,
-		     int *row)
+static int poll_step(struct poll *p, int k, int64_t id, const char *a, int *row)
 {
 	sqlite3_stmt *st = p->st[k];
 	int rc;
@@ -109,7 +108,8 @@ static int poll_step(struct poll *p, int k, int64_t id, const char *a,
 	if (row)
 		*row = rc == SQLITE_ROW;
 	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
-		     ? 0 : db_error(p->db, "saving the patchwork position");
+		     ? 0
+		     : db_error(p->db, "saving the patchwork position");
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return rc;
@@ -121,8 +121,7 @@ static int seen(struct poll *p, int64_t id, int *out)
 }
 
 /* Record ev as seen and move the position, inside the open transaction. */
-static int mark(struct poll *p, int64_t id, const char *date,
-		const char *key)
+static int mark(struct poll *p, int64_t id, const char *date, const char *key)
 {
 	int rc;
 
@@ -164,8 +163,7 @@ void pw_event_from_json(struct pw_event *ev, const json_t *e)
  * savepoint of the page's transaction, so that a failing event is
  * undone alone.
  */
-static int poll_one(struct poll *p, const struct pw_event *ev,
-		    const char *key)
+static int poll_one(struct poll *p, const struct pw_event *ev, const char *key)
 {
 	int rc, own;
 
@@ -195,7 +193,7 @@ static int poll_page(json_t *items, void *ctx)
 	rc = db_begin(p->db);
 	if (rc)
 		return rc;
-	json_array_foreach(items, i, e) {
+	json_array_foreach (items, i, e) {
 		pw_event_from_json(&ev, e);
 		if (ev.id <= 0 || date_key(ev.date, key)) {
 			rc = pt_error_set(PT_EINVAL,

@@ -125,8 +125,10 @@ static int id_of(const json_t *o, const char *what, int64_t *id)
 	if (!json_is_object(o))
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) <= 0)
-		return pt_error_set(PT_EINVAL, "patchwork %s without a "
-				    "positive id", what);
+		return pt_error_set(PT_EINVAL,
+				    "patchwork %s without a "
+				    "positive id",
+				    what);
 	*id = (int64_t)json_integer_value(v);
 	return 0;
 }
@@ -147,11 +149,11 @@ int pw_series_ids(int64_t **ids, size_t *n, int64_t *cover_id,
 	*ids = pt_calloc(json_array_size(list), sizeof(**ids));
 	if (!*ids)
 		return PT_ENOMEM;
-	json_array_foreach(list, i, mini) {
+	json_array_foreach (list, i, mini) {
 		rc = id_of(mini, "series patch", &(*ids)[i]);
 		if (!rc && !(*ids)[i])
 			rc = pt_error_set(PT_EINVAL, "patchwork series patch "
-					  "is not an object");
+						     "is not an object");
 		if (rc)
 			break;
 	}
@@ -253,7 +255,7 @@ static int same_msgid(const char *listed, const char *parsed)
 
 struct mail_map {
 	struct pw_series *s;
-	const json_t *list;   /* the series' "patches" */
+	const json_t *list; /* the series' "patches" */
 };
 
 /* A message of the series mbox to the patch with its Message-ID. */
@@ -270,8 +272,8 @@ static int map_mail(const char *msg, size_t len, size_t index, void *ctx)
 	}
 	for (i = 0; i < m->s->npatches; i++) {
 		struct pw_patch *p = &m->s->patches[i];
-		const char *id = pw_str_or(json_array_get(m->list, i),
-					   "msgid", NULL);
+		const char *id =
+			pw_str_or(json_array_get(m->list, i), "msgid", NULL);
 
 		if (p->parsed || !same_msgid(id, tmp->message_id))
 			continue;
@@ -289,21 +291,21 @@ static int map_mail(const char *msg, size_t len, size_t index, void *ctx)
 }
 
 /* Patches the series mbox did not give, from their own mbox URL. */
-static int fetch_missing(struct pw *pw, struct pw_series *s,
-			 const json_t *list)
+static int fetch_missing(struct pw *pw, struct pw_series *s, const json_t *list)
 {
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; !rc && i < s->npatches; i++) {
 		struct pw_patch *p = &s->patches[i];
-		const char *url = pw_str_or(json_array_get(list, i), "mbox",
-					    NULL);
+		const char *url =
+			pw_str_or(json_array_get(list, i), "mbox", NULL);
 
 		if (p->parsed)
 			continue;
 		if (!url)
-			return pt_error_set(PT_EINVAL, "patchwork series patch "
+			return pt_error_set(PT_EINVAL,
+					    "patchwork series patch "
 					    "%lld has no mbox",
 					    (long long)p->id);
 		rc = get_mbox(pw, url, p);
@@ -347,10 +349,9 @@ int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
 	*out = NULL;
 	rc = series_doc(pw, id, &s, &ids, &n, &cover);
 	if (!rc && cover)
-		s->cover = json_incref(json_object_get(s->json,
-						       "cover_letter"));
-	if (rc || !n ||
-	    !json_is_true(json_object_get(s->json, "received_all")))
+		s->cover =
+			json_incref(json_object_get(s->json, "cover_letter"));
+	if (rc || !n || !json_is_true(json_object_get(s->json, "received_all")))
 		goto out;
 	s->patches = pt_calloc(n, sizeof(*s->patches));
 	if (!s->patches) {
@@ -370,4 +371,3 @@ out:
 	*out = s;
 	return 0;
 }
-

@@ -18,6 +18,7 @@ static const struct db_step patchwork_steps[] = {
 };
 
 const struct db_schema patchwork_schema = {
-	"bot/patchwork", patchwork_steps,
+	"bot/patchwork",
+	patchwork_steps,
 	sizeof(patchwork_steps) / sizeof(patchwork_steps[0]),
 };

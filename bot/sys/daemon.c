@@ -105,8 +105,10 @@ int daemon_signals_install(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL) ||
 	    sigaction(SIGHUP, &sa, NULL))
-		return pt_error_set(PT_ERROR, "cannot install signal handlers: "
-				    "%s", strerror(errno));
+		return pt_error_set(PT_ERROR,
+				    "cannot install signal handlers: "
+				    "%s",
+				    strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }

@@ -94,8 +94,7 @@ void log_redact(char *s)
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
-	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
-				    LOG_DEBUG };
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 	char line[LOG_LINE_MAX], stamp[32];
 	struct tm tm;
 	time_t now;

@@ -29,8 +29,8 @@ struct rtag {
 	struct cycle_tag t;
 	git_oid commit;
 	int64_t date;
-	int last_rc;        /* highest rc of its release (0: none) */
-	int mainline;       /* a release of the mainline, not of a stable
+	int last_rc;  /* highest rc of its release (0: none) */
+	int mainline; /* a release of the mainline, not of a stable
 			     * branch (see cycle.h) */
 };
 
@@ -51,8 +51,10 @@ static int compile(regex_t *re, const char *pattern)
 		return pt_error_set(PT_EINVAL, "bad tag pattern '%s'", p);
 	if (re->re_nsub < 1) {
 		regfree(re);
-		return pt_error_set(PT_EINVAL, "tag pattern '%s' has no "
-				    "group for the version", p);
+		return pt_error_set(PT_EINVAL,
+				    "tag pattern '%s' has no "
+				    "group for the version",
+				    p);
 	}
 	return 0;
 }
@@ -323,7 +325,8 @@ static int write_tags(struct db *db, int64_t repo_id, const struct rtag *tags,
 	rc = db_exec_id(db, "DELETE FROM tags WHERE repo_id = ?", repo_id,
 			"clearing tags");
 	if (!rc)
-		rc = db_prepare(&st, db, "INSERT INTO tags (repo_id, name, "
+		rc = db_prepare(&st, db,
+				"INSERT INTO tags (repo_id, name, "
 				"sha, date, release, rc, ord, mainline) VALUES "
 				"(?, ?, ?, ?, ?, ?, ?, ?)");
 	for (i = 0; !rc && i < n; i++) {
@@ -337,7 +340,8 @@ static int write_tags(struct db *db, int64_t repo_id, const struct rtag *tags,
 		sqlite3_bind_int64(st, 7, (int64_t)i);
 		sqlite3_bind_int(st, 8, tags[i].mainline);
 		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(db, "saving a tag");
+			     ? 0
+			     : db_error(db, "saving a tag");
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
@@ -373,10 +377,12 @@ static int update_commits(struct db *db, int64_t repo_id,
 	sqlite3_stmt *sel = NULL, *up = NULL;
 	int rc;
 
-	rc = db_prepare(&sel, db, "SELECT id, sha, commit_date FROM commits "
+	rc = db_prepare(&sel, db,
+			"SELECT id, sha, commit_date FROM commits "
 			"WHERE repo_id = ?");
 	if (!rc)
-		rc = db_prepare(&up, db, "UPDATE commits SET tag = ?, "
+		rc = db_prepare(&up, db,
+				"UPDATE commits SET tag = ?, "
 				"release = ?, rc = ?, phase = ?, "
 				"after_last_rc = ?, soak = ? WHERE id = ?");
 	if (rc)
@@ -386,8 +392,8 @@ static int update_commits(struct db *db, int64_t repo_id,
 		git_oid id;
 		struct strmap_entry *e = NULL;
 
-		if (!git_oid_fromstr(&id, (const char *)
-				     sqlite3_column_text(sel, 1)))
+		if (!git_oid_fromstr(&id,
+				     (const char *)sqlite3_column_text(sel, 1)))
 			e = strmap_get(seen, (const char *)id.id,
 				       GIT_OID_RAWSZ);
 		if (e) {
@@ -399,7 +405,8 @@ static int update_commits(struct db *db, int64_t repo_id,
 		}
 		sqlite3_bind_int64(up, 7, sqlite3_column_int64(sel, 0));
 		rc = sqlite3_step(up) == SQLITE_DONE
-			     ? 0 : db_error(db, "saving a commit's phase");
+			     ? 0
+			     : db_error(db, "saving a commit's phase");
 		sqlite3_reset(up);
 		sqlite3_clear_bindings(up);
 	}
@@ -414,8 +421,8 @@ out:
  * chain was walked to its root, so a commit not in it is not on it (not
  * so for a shallow repository, a missing commit or an unknown REV).
  */
-static int first_parents(struct strmap *fp, int *complete,
-			 git_repository *repo, const char *rev)
+static int first_parents(struct strmap *fp, int *complete, git_repository *repo,
+			 const char *rev)
 {
 	git_object *obj = NULL, *co = NULL;
 	git_commit *c;
@@ -502,8 +509,8 @@ static int classify(size_t *nmain, struct rtag *tags, size_t n,
 }
 
 int cycle_assign(size_t *ntags, size_t *nmain, struct db *db,
-		 struct git_repository *repo, int64_t repo_id,
-		 const char *rev, const char *pattern)
+		 struct git_repository *repo, int64_t repo_id, const char *rev,
+		 const char *pattern)
 {
 	struct strmap seen = STRMAP_INIT;
 	struct rtag *tags = NULL;
@@ -560,10 +567,9 @@ int cycle_mainline_tag_at(struct cycle_mainline *out, struct db *db,
 	sqlite3_bind_int64(st, 2, date);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		out->name = pt_strdup((const char *)
-				      sqlite3_column_text(st, 0));
-		out->release = pt_strdup((const char *)
-					 sqlite3_column_text(st, 1));
+		out->name = pt_strdup((const char *)sqlite3_column_text(st, 0));
+		out->release =
+			pt_strdup((const char *)sqlite3_column_text(st, 1));
 		out->rc = sqlite3_column_int(st, 2);
 		out->date = sqlite3_column_int64(st, 3);
 		rc = out->name && out->release ? 1 : PT_ENOMEM;

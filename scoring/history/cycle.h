@@ -23,15 +23,14 @@ struct git_repository;
  * for a final release).  Handles v6.7-rc3, v6.7, v23.11-rc1, v8.2.0-rc1,
  * v2.6.39.
  */
-#define CYCLE_DEFAULT_PATTERN \
-	"^v([0-9]+\\.[0-9]+(\\.[0-9]+)?)(-rc([0-9]+))?$"
+#define CYCLE_DEFAULT_PATTERN "^v([0-9]+\\.[0-9]+(\\.[0-9]+)?)(-rc([0-9]+))?$"
 
 struct cycle_tag {
 	char *name;
-	char *release;      /* final release name, e.g. "v23.11" */
+	char *release; /* final release name, e.g. "v23.11" */
 	unsigned long ver[4];
 	size_t nver;
-	int rc;             /* 0 for the final release */
+	int rc; /* 0 for the final release */
 };
 
 /*
@@ -61,15 +60,15 @@ int cycle_tag_cmp(const struct cycle_tag *a, const struct cycle_tag *b);
  * matching PATTERN; *nmain: of those, mainline ones.
  */
 int cycle_assign(size_t *ntags, size_t *nmain, struct db *db,
-		 struct git_repository *repo, int64_t repo_id,
-		 const char *rev, const char *pattern);
+		 struct git_repository *repo, int64_t repo_id, const char *rev,
+		 const char *pattern);
 
 /* The newest mainline release tag as of a date. */
 struct cycle_mainline {
-	char *name;         /* e.g. "v6.8-rc5" */
-	char *release;      /* its final release, e.g. "v6.8" */
-	int rc;             /* 0 for a final release */
-	int64_t date;       /* tagger date, else the commit's */
+	char *name;    /* e.g. "v6.8-rc5" */
+	char *release; /* its final release, e.g. "v6.8" */
+	int rc;	       /* 0 for a final release */
+	int64_t date;  /* tagger date, else the commit's */
 };
 
 /*
@@ -81,11 +80,11 @@ struct cycle_mainline {
  * name, release, rc, date), for callers that prepare it once;
  * CYCLE_RELEASE_AT_SQL the newest mainline final release the same way.
  */
-#define CYCLE_MAINLINE_AT_SQL                                                \
-	"SELECT name, release, rc, date FROM tags WHERE repo_id = ? AND "    \
+#define CYCLE_MAINLINE_AT_SQL                                             \
+	"SELECT name, release, rc, date FROM tags WHERE repo_id = ? AND " \
 	"mainline AND date < ? ORDER BY date DESC, ord DESC LIMIT 1"
-#define CYCLE_RELEASE_AT_SQL                                                 \
-	"SELECT name, date FROM tags WHERE repo_id = ? AND mainline AND "    \
+#define CYCLE_RELEASE_AT_SQL                                              \
+	"SELECT name, date FROM tags WHERE repo_id = ? AND mainline AND " \
 	"rc = 0 AND date < ? ORDER BY date DESC, ord DESC LIMIT 1"
 /* The seed's late -rc: -rc5 or later (stats cycle's --late default). */
 #define CYCLE_LATE_RC 5
@@ -106,26 +105,26 @@ void cycle_mainline_clear(struct cycle_mainline *m);
  * one of the late -rc releases").
  */
 struct cycle_phase {
-	char name[16];      /* "merge-window", "rc2", ..., "rc5+", "final" */
-	char what[80];      /* the row in words */
-	int rc;             /* first rc of the row; 0: the final release */
-	int late;           /* the late group of the ratio */
+	char name[16]; /* "merge-window", "rc2", ..., "rc5+", "final" */
+	char what[80]; /* the row in words */
+	int rc;	       /* first rc of the row; 0: the final release */
+	int late;      /* the late group of the ratio */
 	size_t commits;
-	int64_t lines;      /* added + removed */
-	size_t bugs;        /* bug-introducing commits */
-	double per_kloc;    /* bugs per 1000 changed lines */
+	int64_t lines;	 /* added + removed */
+	size_t bugs;	 /* bug-introducing commits */
+	double per_kloc; /* bugs per 1000 changed lines */
 };
 
 struct cycle_stats {
 	struct cycle_phase *phases; /* merge window, rc2.., late, final */
-	size_t nphases;     /* late + 1 */
-	int late;           /* first rc counted as late */
-	int has_ratio;      /* late commits and merge-window bugs exist */
-	double ratio;       /* late per_kloc / merge-window per_kloc */
-	double lo, hi;      /* bootstrap 95% percentile interval */
-	unsigned boot;      /* resamples */
+	size_t nphases;		    /* late + 1 */
+	int late;		    /* first rc counted as late */
+	int has_ratio; /* late commits and merge-window bugs exist */
+	double ratio;  /* late per_kloc / merge-window per_kloc */
+	double lo, hi; /* bootstrap 95% percentile interval */
+	unsigned boot; /* resamples */
 	unsigned long long seed;
-	int64_t cutoff;     /* only commits committed at or before */
+	int64_t cutoff; /* only commits committed at or before */
 };
 
 /*

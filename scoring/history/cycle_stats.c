@@ -112,8 +112,8 @@ static size_t row_of(const struct cycle_stats *s, int r)
 	return r >= s->late ? (size_t)s->late - 1 : (size_t)r - 1;
 }
 
-static int load_obs(struct cycle_stats *s, struct group *late,
-		    struct group *mw, struct db *db, int64_t repo_id)
+static int load_obs(struct cycle_stats *s, struct group *late, struct group *mw,
+		    struct db *db, int64_t repo_id)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -176,17 +176,22 @@ static void name_rows(struct cycle_stats *s)
 		else
 			snprintf(p->name, sizeof(p->name), "final");
 		if (!i)
-			snprintf(p->what, sizeof(p->what), "first released in "
+			snprintf(p->what, sizeof(p->what),
+				 "first released in "
 				 "-rc1 (merged in the merge window)");
 		else if (p->late)
-			snprintf(p->what, sizeof(p->what), "first released in "
+			snprintf(p->what, sizeof(p->what),
+				 "first released in "
 				 "-rc%d or a later rc (merged for a late rc)",
 				 r);
 		else if (p->rc)
-			snprintf(p->what, sizeof(p->what), "first released in "
-				 "-rc%d (merged for rc%d)", r, r);
+			snprintf(p->what, sizeof(p->what),
+				 "first released in "
+				 "-rc%d (merged for rc%d)",
+				 r, r);
 		else
-			snprintf(p->what, sizeof(p->what), "first released in "
+			snprintf(p->what, sizeof(p->what),
+				 "first released in "
 				 "the final release (merged after its last rc)");
 	}
 }
@@ -202,8 +207,10 @@ int cycle_stats(struct cycle_stats *out, struct db *db, int64_t repo_id,
 
 	memset(out, 0, sizeof(*out));
 	if (late < 2 || late > 64)
-		return pt_error_set(PT_EINVAL, "late rc '%d' out of range "
-				    "(2 to 64)", late);
+		return pt_error_set(PT_EINVAL,
+				    "late rc '%d' out of range "
+				    "(2 to 64)",
+				    late);
 	out->late = late;
 	out->boot = boot;
 	out->seed = seed;
@@ -217,8 +224,8 @@ int cycle_stats(struct cycle_stats *out, struct db *db, int64_t repo_id,
 	if (!rc)
 		rc = load_obs(out, &lg, &mg, db, repo_id);
 	for (i = 0; !rc && i < out->nphases; i++)
-		out->phases[i].per_kloc = density(out->phases[i].lines,
-						  out->phases[i].bugs);
+		out->phases[i].per_kloc =
+			density(out->phases[i].lines, out->phases[i].bugs);
 	out->has_ratio = out->phases[late - 1].commits &&
 			 out->phases[0].per_kloc > 0;
 	if (!rc && out->has_ratio)
@@ -251,9 +258,10 @@ static int add_ratio(struct buf *out, const struct cycle_stats *s)
 					? "no bugs in the merge window"
 					: "no commits first released in a late "
 					  "rc");
-	return buf_addf(out, "rc%d+/merge-window: %.2f (95%% CI %.2f-%.2f, "
-			"%u bootstrap resamples, seed %llu)\n", s->late,
-			s->ratio, s->lo, s->hi, s->boot, s->seed);
+	return buf_addf(out,
+			"rc%d+/merge-window: %.2f (95%% CI %.2f-%.2f, "
+			"%u bootstrap resamples, seed %llu)\n",
+			s->late, s->ratio, s->lo, s->hi, s->boot, s->seed);
 }
 
 int cycle_stats_table(struct buf *out, const struct cycle_stats *s)
@@ -267,19 +275,21 @@ int cycle_stats_table(struct buf *out, const struct cycle_stats *s)
 		const struct cycle_phase *p = &s->phases[i];
 
 		rc = buf_addf(out, "%-13s %8zu %10lld %6zu %9.3f  %s\n",
-			      p->name, p->commits, (long long)p->lines,
-			      p->bugs, p->per_kloc, p->what);
+			      p->name, p->commits, (long long)p->lines, p->bugs,
+			      p->per_kloc, p->what);
 	}
 	if (!rc)
 		rc = buf_addstr(out, "\n");
 	if (!rc)
 		rc = add_ratio(out, s);
 	if (!rc)
-		rc = buf_addf(out, "bugs per 1000 changed lines of the commits "
+		rc = buf_addf(out,
+			      "bugs per 1000 changed lines of the commits "
 			      "first released in -rc%d or a later rc over "
 			      "those first released in -rc1; commits first "
 			      "released in a final release are their own row, "
-			      "not late\n", s->late);
+			      "not late\n",
+			      s->late);
 	return rc;
 }
 
@@ -292,29 +302,32 @@ int cycle_stats_json(struct buf *out, const struct cycle_stats *s)
 	for (i = 0; !rc && i < s->nphases; i++) {
 		const struct cycle_phase *p = &s->phases[i];
 
-		rc = buf_addf(out, "%s{\"phase\":\"%s\",\"what\":\"%s\","
+		rc = buf_addf(out,
+			      "%s{\"phase\":\"%s\",\"what\":\"%s\","
 			      "\"first_released_in_rc\":%d,\"late\":%s,"
 			      "\"commits\":%zu,\"lines\":%lld,\"bugs\":%zu,"
-			      "\"bugs_per_kloc\":%.6f}", i ? "," : "",
-			      p->name, p->what, p->rc,
+			      "\"bugs_per_kloc\":%.6f}",
+			      i ? "," : "", p->name, p->what, p->rc,
 			      p->late ? "true" : "false", p->commits,
 			      (long long)p->lines, p->bugs, p->per_kloc);
 	}
 	if (!rc)
-		rc = buf_addf(out, "],\"late_rc\":%d,\"ratio_means\":\"bugs "
+		rc = buf_addf(out,
+			      "],\"late_rc\":%d,\"ratio_means\":\"bugs "
 			      "per kloc of commits first released in -rc%d or "
 			      "a later rc over those first released in -rc1; "
-			      "final-release commits not late\",", s->late,
-			      s->late);
+			      "final-release commits not late\",",
+			      s->late, s->late);
 	if (!rc && s->has_ratio)
 		rc = buf_addf(out, "\"ratio\":%.6f,\"ci95\":[%.6f,%.6f],",
 			      s->ratio, s->lo, s->hi);
 	else if (!rc)
 		rc = buf_addstr(out, "\"ratio\":null,\"ci95\":null,");
 	if (!rc)
-		rc = buf_addf(out, "\"bootstrap\":%u,\"seed\":%llu,"
-			      "\"cutoff\":%lld}\n", s->boot, s->seed,
-			      (long long)s->cutoff);
+		rc = buf_addf(out,
+			      "\"bootstrap\":%u,\"seed\":%llu,"
+			      "\"cutoff\":%lld}\n",
+			      s->boot, s->seed, (long long)s->cutoff);
 	return rc;
 }
 
@@ -358,8 +371,10 @@ int cycle_stats_svg(struct buf *out, const struct cycle_stats *s)
 			      "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">"
 			      "%s</text>\n",
 			      x, top + h - bh, w, bh,
-			      p->late ? "#c0392b" : !p->rc ? "#7f8c8d"
-			      : p->rc > 1 ? "#e67e22" : "#2980b9",
+			      p->late	  ? "#c0392b"
+			      : !p->rc	  ? "#7f8c8d"
+			      : p->rc > 1 ? "#e67e22"
+					  : "#2980b9",
 			      x + w / 2, top + h - bh - 4, p->per_kloc,
 			      x + w / 2, top + h + 16, p->name);
 	}

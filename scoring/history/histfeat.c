@@ -131,8 +131,8 @@ static int load_commits(struct hctx *x)
 		if (!rc)
 			e->v.i = (int64_t)(x->n - 1);
 		if (!rc)
-			rc = comp_of(&c->comp, x, (const char *)
-				     sqlite3_column_text(st, 9));
+			rc = comp_of(&c->comp, x,
+				     (const char *)sqlite3_column_text(st, 9));
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -300,8 +300,9 @@ static int write_feat(struct hctx *x, sqlite3_stmt *st, int64_t id,
 		sqlite3_bind_null(st, 18);
 		sqlite3_bind_null(st, 19);
 	}
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0
-					      : db_error(x->db, "saving features");
+	rc = sqlite3_step(st) == SQLITE_DONE
+		     ? 0
+		     : db_error(x->db, "saving features");
 	sqlite3_reset(st);
 	return rc;
 }
@@ -317,7 +318,8 @@ static int write_subsystems(struct hctx *x, sqlite3_stmt *st,
 				  SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, c->files[i].rowid);
 		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(x->db, "saving a subsystem");
+			     ? 0
+			     : db_error(x->db, "saving a subsystem");
 		sqlite3_reset(st);
 	}
 	return rc;
@@ -341,7 +343,8 @@ static int run(struct hctx *x)
 				"kind, is_maintainer, prior, prior_bug) VALUES "
 				"(?, ?, ?, ?, ?, ?)");
 	if (!rc)
-		rc = db_prepare(&sst, x->db, "UPDATE commit_files SET "
+		rc = db_prepare(&sst, x->db,
+				"UPDATE commit_files SET "
 				"subsystem = ? WHERE rowid = ?");
 	if (!rc)
 		rc = clear_rows(x);
@@ -388,7 +391,8 @@ static void free_ctx(struct hctx *x)
 		free(x->c[i].revs);
 	}
 	free(x->c);
-	strmap_for_each(&x->files, e) {
+	strmap_for_each(&x->files, e)
+	{
 		struct fstate *s = e->v.p;
 
 		if (s) {
@@ -397,7 +401,8 @@ static void free_ctx(struct hctx *x)
 			free(s);
 		}
 	}
-	strmap_for_each(&x->authors, e) {
+	strmap_for_each(&x->authors, e)
+	{
 		struct astate *a = e->v.p;
 
 		for (k = 0; a && k < a->n; k++)
@@ -409,22 +414,23 @@ static void free_ctx(struct hctx *x)
 			free(a);
 		}
 	}
-	strmap_for_each(&x->comps, e) {
+	strmap_for_each(&x->comps, e)
+	{
 		struct pstate *p = e->v.p;
 
 		if (p)
 			free(p->bug_dates);
 		free(p);
 	}
-	strmap_for_each(&x->people, e) {
+	strmap_for_each(&x->people, e)
+	{
 		struct pstate *p = e->v.p;
 
 		if (p)
 			free(p->bug_dates);
 		free(p);
 	}
-	strmap_for_each(&x->emails, e)
-		free(e->v.p);
+	strmap_for_each(&x->emails, e) free(e->v.p);
 	strmap_free(&x->by_id);
 	strmap_free(&x->files);
 	strmap_free(&x->authors);

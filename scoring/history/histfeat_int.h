@@ -49,15 +49,15 @@ struct hcommit {
 
 struct fstate {
 	int64_t last_date;
-	int64_t *devs;      /* sorted authors */
+	int64_t *devs; /* sorted authors */
 	size_t ndevs;
-	int32_t *commits;   /* indices of commits that changed it */
+	int32_t *commits; /* indices of commits that changed it */
 	size_t ncommits;
 };
 
 struct astate {
-	int64_t *dates;     /* the author's commit dates */
-	int **subs;         /* per commit: subsystem ids, -1 terminated */
+	int64_t *dates; /* the author's commit dates */
+	int **subs;	/* per commit: subsystem ids, -1 terminated */
 	size_t n;
 	int64_t *bug_dates; /* discovered dates of the author's buggy ones */
 	size_t nbug;
@@ -144,12 +144,11 @@ struct hit_set {
 int histfeat_maint_for(const struct maint **out, struct hctx *x,
 		       const struct hcommit *c);
 /* Match the files; fill subsystems and the set of covering sections. */
-int histfeat_match_files(struct hit_set *h, struct hctx *x,
-			 struct hcommit *c, const struct maint *m);
+int histfeat_match_files(struct hit_set *h, struct hctx *x, struct hcommit *c,
+			 const struct maint *m);
 /* One reviews row per Reviewed-by/Acked-by/Tested-by of c, through st. */
-int histfeat_write_reviews(struct hctx *x, sqlite3_stmt *st,
-			   struct hcommit *c, const struct maint *m,
-			   const struct hit_set *h);
+int histfeat_write_reviews(struct hctx *x, sqlite3_stmt *st, struct hcommit *c,
+			   const struct maint *m, const struct hit_set *h);
 /* After the commit: each distinct person counts it once. */
 int histfeat_record_reviews(struct hctx *x, struct hcommit *c);
 

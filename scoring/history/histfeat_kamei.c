@@ -288,4 +288,3 @@ out:
 	strmap_free(&dirs);
 	return rc;
 }
-

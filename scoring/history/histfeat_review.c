@@ -97,8 +97,8 @@ static int reviewer_is_maint(const struct maint *m, const struct hit_set *h,
 	return 0;
 }
 
-int histfeat_match_files(struct hit_set *h, struct hctx *x,
-			 struct hcommit *c, const struct maint *m)
+int histfeat_match_files(struct hit_set *h, struct hctx *x, struct hcommit *c,
+			 const struct maint *m)
 {
 	struct maint_hit hits[MAX_HITS];
 	size_t i, k, j, nh;
@@ -134,9 +134,8 @@ int histfeat_match_files(struct hit_set *h, struct hctx *x,
 	return rc;
 }
 
-int histfeat_write_reviews(struct hctx *x, sqlite3_stmt *st,
-			   struct hcommit *c, const struct maint *m,
-			   const struct hit_set *h)
+int histfeat_write_reviews(struct hctx *x, sqlite3_stmt *st, struct hcommit *c,
+			   const struct maint *m, const struct hit_set *h)
 {
 	size_t i, k;
 	int rc = 0;
@@ -167,7 +166,8 @@ int histfeat_write_reviews(struct hctx *x, sqlite3_stmt *st,
 		sqlite3_bind_int64(st, 5, (int64_t)p->count);
 		sqlite3_bind_int64(st, 6, (int64_t)nb);
 		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(x->db, "saving a review");
+			     ? 0
+			     : db_error(x->db, "saving a review");
 		sqlite3_reset(st);
 	}
 	return rc;
@@ -202,4 +202,3 @@ int histfeat_record_reviews(struct hctx *x, struct hcommit *c)
 	}
 	return rc;
 }
-

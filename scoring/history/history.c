@@ -69,17 +69,17 @@ static int walk(struct miner *m, git_repository *repo, const char *tip,
 		git_revwalk_simplify_first_parent(rw);
 	rc = git_revparse_single(&obj, repo, o->rev ? o->rev : "HEAD");
 	if (rc) {
-		rc = pt_error_set(PT_ENOTFOUND, "repository '%s': unknown "
-				  "revision '%s'", o->repo,
-				  o->rev ? o->rev : "HEAD");
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "repository '%s': unknown "
+				  "revision '%s'",
+				  o->repo, o->rev ? o->rev : "HEAD");
 		goto out;
 	}
 	if (git_revwalk_push(rw, git_object_id(obj))) {
 		rc = git_fail(PT_EIO, "walking from the revision");
 		goto out;
 	}
-	if (tip && !git_oid_fromstr(&hide, tip) &&
-	    git_revwalk_hide(rw, &hide))
+	if (tip && !git_oid_fromstr(&hide, tip) && git_revwalk_hide(rw, &hide))
 		git_error_clear(); /* the old tip is gone: walk it all */
 	while (!(rc = git_revwalk_next(&id, rw))) {
 		git_commit *c;
@@ -92,9 +92,10 @@ static int walk(struct miner *m, git_repository *repo, const char *tip,
 			(*merges)++;
 		} else if (git_commit_time(c) >= o->since) {
 			if (m->nids == cap) {
-				git_oid *n = pt_reallocarray(
-					m->ids, cap ? cap * 2 : 4096,
-					sizeof(*n));
+				git_oid *n =
+					pt_reallocarray(m->ids,
+							cap ? cap * 2 : 4096,
+							sizeof(*n));
 
 				if (!n) {
 					git_commit_free(c);
@@ -148,13 +149,15 @@ static int repo_row(int64_t *id, char **tip, struct db *db, const char *path)
 	int rc;
 
 	*tip = NULL;
-	rc = db_prepare(&st, db, "INSERT INTO repos (path) VALUES (?) "
+	rc = db_prepare(&st, db,
+			"INSERT INTO repos (path) VALUES (?) "
 			"ON CONFLICT DO NOTHING");
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0
-					      : db_error(db, "saving repository");
+	rc = sqlite3_step(st) == SQLITE_DONE
+		     ? 0
+		     : db_error(db, "saving repository");
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
@@ -195,7 +198,8 @@ static int save_tip(struct db *db, int64_t id, git_repository *repo,
 		sqlite3_bind_int64(st, 2, (int64_t)time(NULL));
 		sqlite3_bind_int64(st, 3, id);
 		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(db, "saving the mined tip");
+			     ? 0
+			     : db_error(db, "saving the mined tip");
 	}
 	sqlite3_finalize(st);
 	git_object_free(obj);
@@ -250,9 +254,9 @@ static int diff_and_write(struct miner *m, struct writer *w, double t0)
 	return rc;
 }
 
-static int passes(struct mine_result *res, struct db *db,
-		  git_repository *repo, const struct mine_opts *o,
-		  const struct labels_conf *lc, double t0)
+static int passes(struct mine_result *res, struct db *db, git_repository *repo,
+		  const struct mine_opts *o, const struct labels_conf *lc,
+		  double t0)
 {
 	struct labels_counts lcnt;
 	int rc;
@@ -288,8 +292,7 @@ static int passes(struct mine_result *res, struct db *db,
 	return o->summarise(db, res->repo_id);
 }
 
-int mine_run(struct mine_result *res, struct db *db,
-	     const struct mine_opts *o)
+int mine_run(struct mine_result *res, struct db *db, const struct mine_opts *o)
 {
 	struct miner *m = NULL;
 	struct writer w;

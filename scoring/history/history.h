@@ -105,22 +105,22 @@
 #include "scoring/util/pt.h"
 
 struct mine_progress {
-	size_t done, total;   /* commits diffed / to diff in this run */
-	double elapsed;       /* seconds since the walk started */
-	const char *stage;    /* "walking", "diffing", "labels", ... */
+	size_t done, total; /* commits diffed / to diff in this run */
+	double elapsed;	    /* seconds since the walk started */
+	const char *stage;  /* "walking", "diffing", "labels", ... */
 };
 
 typedef void (*mine_progress_cb)(const struct mine_progress *p, void *ctx);
 
 struct mine_opts {
-	const char *repo;        /* path of the repository (bare or not) */
-	const char *rev;         /* revision to mine up to; NULL = HEAD */
-	int64_t since;           /* only commits committed at/after; 0 = all */
+	const char *repo; /* path of the repository (bare or not) */
+	const char *rev;  /* revision to mine up to; NULL = HEAD */
+	int64_t since;	  /* only commits committed at/after; 0 = all */
 	int first_parent;
-	unsigned threads;        /* diff workers; 0 = online CPUs */
+	unsigned threads;	 /* diff workers; 0 = online CPUs */
 	const char *tag_pattern; /* ERE; NULL = CYCLE_DEFAULT_PATTERN */
 	const char *labels_conf; /* trivial-fix word lists; NULL = built in */
-	int horizon_days;        /* label horizon; 0 = 365 */
+	int horizon_days;	 /* label horizon; 0 = 365 */
 	mine_progress_cb progress;
 	void *progress_ctx;
 	/*
@@ -133,16 +133,16 @@ struct mine_opts {
 
 struct mine_result {
 	int64_t repo_id;
-	size_t walked;           /* new commits mined in this run */
-	size_t commits;          /* commits of this repository in the db */
-	size_t uncounted;        /* file changes whose blob was missing */
-	size_t with_fixes;       /* commits with a Fixes: trailer */
-	size_t fixes;            /* commits labelled fix */
+	size_t walked;	   /* new commits mined in this run */
+	size_t commits;	   /* commits of this repository in the db */
+	size_t uncounted;  /* file changes whose blob was missing */
+	size_t with_fixes; /* commits with a Fixes: trailer */
+	size_t fixes;	   /* commits labelled fix */
 	size_t refs, refs_full, refs_prefix, refs_subject, refs_unresolved;
 	size_t trivial_nocode, trivial_spelling, trivial_race;
-	size_t bugs;             /* commits labelled bug-introducing */
-	size_t tags;             /* tags matching the pattern */
-	size_t mainline_tags;    /* of those, the mainline's releases */
+	size_t bugs;	      /* commits labelled bug-introducing */
+	size_t tags;	      /* tags matching the pattern */
+	size_t mainline_tags; /* of those, the mainline's releases */
 };
 
 /*

@@ -67,9 +67,11 @@ static int has_suffix(const char *s, const char *suf)
 static int hash_comments(const char *path)
 {
 	static const char *const sfx[] = {
-		".py", ".sh", ".pl", ".mk", ".build", ".cfg", ".ini",
-		".yaml", ".yml", ".cmake", ".txt", ".toml", "Makefile",
-		"Kconfig", "Kbuild", "meson_options.txt", NULL,
+		".py",	    ".sh",     ".pl",	 ".mk",
+		".build",   ".cfg",    ".ini",	 ".yaml",
+		".yml",	    ".cmake",  ".txt",	 ".toml",
+		"Makefile", "Kconfig", "Kbuild", "meson_options.txt",
+		NULL,
 	};
 	const char *base = strrchr(path, '/');
 	size_t i;
@@ -97,8 +99,8 @@ static int comment_line(const char *s, size_t n, int hash)
 		n--;
 	if (!n)
 		return 1;
-	if (n >= 2 && (!memcmp(s, "/*", 2) || !memcmp(s, "//", 2) ||
-		       !memcmp(s, "*/", 2)))
+	if (n >= 2 &&
+	    (!memcmp(s, "/*", 2) || !memcmp(s, "//", 2) || !memcmp(s, "*/", 2)))
 		return 1;
 	if (*s == '*' && (n == 1 || s[1] == ' ' || s[1] == '\t') &&
 	    s[n - 1] != ';')
@@ -160,9 +162,10 @@ static int add_file(struct mcommit *c, struct mfile **out)
 		struct mfile *f;
 
 		if (ncap > PT_MAX_FILES)
-			return pt_error_set(PT_ETOOBIG, "commit '%s': too "
-					    "many files", git_oid_tostr_s(
-						    &c->oid));
+			return pt_error_set(PT_ETOOBIG,
+					    "commit '%s': too "
+					    "many files",
+					    git_oid_tostr_s(&c->oid));
 		f = pt_reallocarray(c->files, ncap, sizeof(*f));
 		if (!f)
 			return PT_ENOMEM;
@@ -190,7 +193,7 @@ static int delta_stats(struct mcommit *c, git_repository *repo,
 		return rc;
 	f->status = d->status < sizeof(st) - 1 ? st[d->status] : 'M';
 	f->path = pt_strdup(d->new_file.path ? d->new_file.path
-					      : d->old_file.path);
+					     : d->old_file.path);
 	if (d->status == GIT_DELTA_DELETED)
 		f->path = (free(f->path), pt_strdup(d->old_file.path));
 	if (d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED)
@@ -218,8 +221,9 @@ static int delta_stats(struct mcommit *c, git_repository *repo,
 	} else {
 		git_patch_line_stats(NULL, &add, &del, patch);
 		if (ob)
-			f->old_lines = count_lines(git_blob_rawcontent(ob),
-						   (size_t)git_blob_rawsize(ob));
+			f->old_lines =
+				count_lines(git_blob_rawcontent(ob),
+					    (size_t)git_blob_rawsize(ob));
 	}
 	f->added = (unsigned)add;
 	f->removed = (unsigned)del;
@@ -273,10 +277,12 @@ static int ent_cmp(const git_tree_entry *a, const git_tree_entry *b)
 
 	if (c)
 		return c;
-	ca = m < lx ? (unsigned char)x[m]
-		    : git_tree_entry_type(a) == GIT_OBJECT_TREE ? '/' : 0;
-	cb = m < ly ? (unsigned char)y[m]
-		    : git_tree_entry_type(b) == GIT_OBJECT_TREE ? '/' : 0;
+	ca = m < lx					 ? (unsigned char)x[m]
+	     : git_tree_entry_type(a) == GIT_OBJECT_TREE ? '/'
+							 : 0;
+	cb = m < ly					 ? (unsigned char)y[m]
+	     : git_tree_entry_type(b) == GIT_OBJECT_TREE ? '/'
+							 : 0;
 	return ca - cb;
 }
 
@@ -292,9 +298,8 @@ static void fill_side(git_diff_file *f, const git_tree_entry *e,
 	}
 }
 
-static int td_add(struct tdiff *t, git_delta_t status,
-		  const git_tree_entry *o, const git_tree_entry *n,
-		  const struct buf *prefix)
+static int td_add(struct tdiff *t, git_delta_t status, const git_tree_entry *o,
+		  const git_tree_entry *n, const struct buf *prefix)
 {
 	git_diff_delta *d;
 	struct buf path = BUF_INIT;
@@ -306,7 +311,7 @@ static int td_add(struct tdiff *t, git_delta_t status,
 
 		if (nc > PT_MAX_FILES)
 			return pt_error_set(PT_ETOOBIG, "diff: too many "
-					    "files");
+							"files");
 		d = pt_reallocarray(t->d, nc, sizeof(*d));
 		if (!d)
 			return PT_ENOMEM;
@@ -599,8 +604,8 @@ static int fill_commit(struct mcommit *c, git_repository *repo,
 	c->msg_len = msg ? strlen(msg) : 0;
 	c->message = pt_strndup(msg ? msg : "", c->msg_len);
 	c->subject = pt_strdup(sum ? sum : "");
-	if (!c->aname || !c->aemail || !c->cname || !c->cemail ||
-	    !c->message || !c->subject) {
+	if (!c->aname || !c->aemail || !c->cname || !c->cemail || !c->message ||
+	    !c->subject) {
 		rc = PT_ENOMEM;
 		goto out;
 	}

@@ -21,7 +21,7 @@
 #include "scoring/util/pt.h"
 #include "scoring/util/strmap.h"
 
-#define RING 1024          /* commits diffed ahead of the writer */
+#define RING 1024 /* commits diffed ahead of the writer */
 
 struct mfile {
 	char *path, *old_path;

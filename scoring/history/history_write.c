@@ -18,7 +18,7 @@
 #include "scoring/store/db_row.h"
 #include "scoring/util/strmap.h"
 
-#define TXN_COMMITS 4000   /* commits per write transaction */
+#define TXN_COMMITS 4000 /* commits per write transaction */
 
 static int step_done(struct writer *w, sqlite3_stmt *st, const char *what)
 {
@@ -42,8 +42,8 @@ static int person_id(int64_t *out, struct writer *w, const char *name,
 	*out = 0;
 	if (!email || !*email)
 		return 0;
-	if (w->mm && git_mailmap_resolve(&rn, &re, w->mm, name ? name : "",
-					 email))
+	if (w->mm &&
+	    git_mailmap_resolve(&rn, &re, w->mm, name ? name : "", email))
 		git_error_clear();
 	rc = buf_addstr(&key, re);
 	for (i = 0; !rc && i < key.len; i++)
@@ -203,7 +203,8 @@ int mine_writer_open(struct writer *w, struct db *db, git_repository *repo,
 	}
 	sqlite3_finalize(st);
 	if (!rc)
-		rc = db_prepare(&w->ins_commit, db,
+		rc = db_prepare(
+			&w->ins_commit, db,
 			"INSERT INTO commits (repo_id, sha, seq, parent, "
 			"nparents, author_id, committer_id, author_date, "
 			"author_tz, commit_date, commit_tz, subject, message, "
@@ -212,18 +213,21 @@ int mine_writer_open(struct writer *w, struct db *db, git_repository *repo,
 			"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
 			"ON CONFLICT DO NOTHING");
 	if (!rc)
-		rc = db_prepare(&w->ins_file, db,
+		rc = db_prepare(
+			&w->ins_file, db,
 			"INSERT INTO commit_files (commit_id, path, old_path, "
 			"status, added, removed, binary, uncounted, "
 			"old_lines, doc_only) VALUES (?, ?, ?, ?, ?, ?, ?, "
 			"?, ?, ?)");
 	if (!rc)
-		rc = db_prepare(&w->ins_trailer, db,
+		rc = db_prepare(
+			&w->ins_trailer, db,
 			"INSERT INTO trailers (commit_id, idx, kind, key, "
 			"value, person_id, is_stable, fixes_sha, "
 			"fixes_subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	if (!rc)
-		rc = db_prepare(&w->ins_person, db,
+		rc = db_prepare(
+			&w->ins_person, db,
 			"INSERT INTO people (email, name) VALUES (?, ?)");
 	return rc;
 }

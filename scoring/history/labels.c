@@ -26,8 +26,8 @@ struct lcommit {
 	int64_t id, seq, cdate;
 	char sha[GIT_OID_HEXSZ + 1];
 	int doc_only;
-	long prev_subject;  /* earlier commit with the same subject, or -1 */
-	int rule;           /* trivial rule of this commit as a fixer; -2 */
+	long prev_subject; /* earlier commit with the same subject, or -1 */
+	int rule;	   /* trivial rule of this commit as a fixer; -2 */
 	int is_fix, is_stable;
 	/* label */
 	size_t nfixes, ntrivial;
@@ -37,11 +37,11 @@ struct lcommit {
 
 struct ref {
 	long fixer, target;
-	const char *kind;   /* "fixes" or "revert" */
+	const char *kind; /* "fixes" or "revert" */
 	char *ref, *subject;
 	char target_sha[GIT_OID_HEXSZ + 1];
 	const char *how, *why;
-	int trivial;        /* rule, or -1 */
+	int trivial; /* rule, or -1 */
 };
 
 struct lctx {
@@ -63,7 +63,8 @@ static int load_commits(struct lctx *x)
 	size_t cap = 0;
 	int rc;
 
-	rc = db_prepare(&st, x->db, "SELECT id, sha, seq, commit_date, "
+	rc = db_prepare(&st, x->db,
+			"SELECT id, sha, seq, commit_date, "
 			"subject, coalesce(doc_only, 0) FROM commits WHERE "
 			"repo_id = ? ORDER BY seq");
 	if (rc)
@@ -125,8 +126,7 @@ static long by_id(struct lctx *x, int64_t id)
 }
 
 static int add_ref(struct lctx *x, long fixer, const char *kind,
-		   const char *ref, size_t rlen, const char *subj,
-		   size_t slen)
+		   const char *ref, size_t rlen, const char *subj, size_t slen)
 {
 	struct ref *r;
 
@@ -312,7 +312,8 @@ static void resolve(struct lctx *x, struct ref *r)
 		if (t >= 0) {
 			r->how = "subject";
 			r->target = t;
-			memcpy(r->target_sha, x->c[t].sha, sizeof(r->target_sha));
+			memcpy(r->target_sha, x->c[t].sha,
+			       sizeof(r->target_sha));
 		} else {
 			r->how = "unresolved";
 		}
@@ -342,9 +343,10 @@ static int fixer_rule(struct lctx *x, long fixer, const char *kind)
 		return c->rule;
 	sqlite3_bind_int64(x->text_st, 1, c->id);
 	if (sqlite3_step(x->text_st) == SQLITE_ROW)
-		rule = labels_word_rule(
-			x->conf, sqlite3_column_blob(x->text_st, 0),
-			(size_t)sqlite3_column_bytes(x->text_st, 0));
+		rule = labels_word_rule(x->conf,
+					sqlite3_column_blob(x->text_st, 0),
+					(size_t)sqlite3_column_bytes(x->text_st,
+								     0));
 	sqlite3_reset(x->text_st);
 	c->rule = rule;
 	return rule;
@@ -371,8 +373,7 @@ static int load_fix_flags(struct lctx *x)
 		if (i < 0)
 			continue;
 		x->c[i].is_stable = sqlite3_column_int(st, 2);
-		x->c[i].is_fix = sqlite3_column_int(st, 1) ||
-				 x->c[i].is_stable;
+		x->c[i].is_fix = sqlite3_column_int(st, 1) || x->c[i].is_stable;
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -413,7 +414,8 @@ static int write_refs(struct lctx *x)
 		bind_opt(st, 9,
 			 r->trivial >= 0 ? labels_rule_name(r->trivial) : NULL);
 		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(x->db, "saving a fix reference");
+			     ? 0
+			     : db_error(x->db, "saving a fix reference");
 		sqlite3_reset(st);
 		sqlite3_clear_bindings(st);
 	}
@@ -453,7 +455,8 @@ static int write_labels(struct lctx *x, struct labels_counts *out,
 		sqlite3_bind_int(st, 7, !bug && c->ntrivial);
 		sqlite3_bind_int(st, 8, neg_ok);
 		rc = sqlite3_step(st) == SQLITE_DONE
-			     ? 0 : db_error(x->db, "saving a label");
+			     ? 0
+			     : db_error(x->db, "saving a label");
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
@@ -513,8 +516,7 @@ static int clear_tables(struct lctx *x)
 	return rc;
 }
 
-static int compute(struct lctx *x, struct labels_counts *out,
-		   int horizon_days)
+static int compute(struct lctx *x, struct labels_counts *out, int horizon_days)
 {
 	int64_t newest = 0;
 	size_t i;
@@ -676,9 +678,8 @@ int labels_report(struct buf *out, struct db *db, int64_t repo_id)
 			      "commits:     %lld (fix %lld, bug-introducing "
 			      "%lld, only trivial fixes %lld, usable "
 			      "negatives %lld)\n",
-			      (long long)v[0], (long long)v[1],
-			      (long long)v[2], (long long)v[3],
-			      (long long)v[4]);
+			      (long long)v[0], (long long)v[1], (long long)v[2],
+			      (long long)v[3], (long long)v[4]);
 	if (!rc)
 		rc = report_counts(out, db, repo_id);
 	if (!rc)

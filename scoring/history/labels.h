@@ -17,9 +17,9 @@
 struct git_repository;
 
 enum labels_rule {
-	LABELS_NOCODE = 0,  /* docs, comments or whitespace only */
-	LABELS_SPELLING,    /* spelling, typo, kernel-doc, checkpatch */
-	LABELS_RACE,        /* a theoretical race, no crash/hang/leak */
+	LABELS_NOCODE = 0, /* docs, comments or whitespace only */
+	LABELS_SPELLING,   /* spelling, typo, kernel-doc, checkpatch */
+	LABELS_RACE,	   /* a theoretical race, no crash/hang/leak */
 	LABELS_NRULES,
 };
 
@@ -36,8 +36,7 @@ struct labels_conf;
 int labels_conf_load(struct labels_conf **out, const char *path);
 void labels_conf_free(struct labels_conf *c);
 /* 1 when both configurations hold the same lists. */
-int labels_conf_equal(const struct labels_conf *a,
-		      const struct labels_conf *b);
+int labels_conf_equal(const struct labels_conf *a, const struct labels_conf *b);
 
 /* PATH is documentation (a doc-dir prefix or a doc-suffix). */
 int labels_doc_path(const struct labels_conf *c, const char *path);
@@ -46,19 +45,18 @@ int labels_doc_path(const struct labels_conf *c, const char *path);
  * The word rule (LABELS_SPELLING or LABELS_RACE) that makes a fixing
  * commit with this text (subject + changelog) trivial, or -1.
  */
-int labels_word_rule(const struct labels_conf *c, const char *text,
-		     size_t len);
+int labels_word_rule(const struct labels_conf *c, const char *text, size_t len);
 
 struct labels_counts {
-	size_t fixes;        /* commits labelled fix */
-	size_t with_fixes;   /* commits with a Fixes: trailer */
-	size_t reverts;      /* commits that revert one */
-	size_t refs;         /* references (Fixes: + reverts) */
+	size_t fixes;	   /* commits labelled fix */
+	size_t with_fixes; /* commits with a Fixes: trailer */
+	size_t reverts;	   /* commits that revert one */
+	size_t refs;	   /* references (Fixes: + reverts) */
 	size_t full, prefix, subject, unresolved;
-	size_t not_mined;    /* resolved to a commit that was not mined */
+	size_t not_mined; /* resolved to a commit that was not mined */
 	size_t trivial[LABELS_NRULES]; /* references dropped per rule */
 	size_t trivial_only; /* commits whose every reference was trivial */
-	size_t bugs;         /* commits labelled bug-introducing */
+	size_t bugs;	     /* commits labelled bug-introducing */
 	size_t negatives;    /* bug = 0 and older than the horizon */
 };
 

@@ -30,16 +30,18 @@ static const char *const def_doc_dir[] = { "doc/", "docs/", "Documentation/",
 					   NULL };
 static const char *const def_doc_suffix[] = { ".rst", ".md", ".html", ".svg",
 					      NULL };
-static const char *const def_spell[] = { "spelling", "misspel", "typo",
-					 "kernel-doc", "kerneldoc",
-					 "checkpatch", "grammar", NULL };
+static const char *const def_spell[] = { "spelling",  "misspel",
+					 "typo",      "kernel-doc",
+					 "kerneldoc", "checkpatch",
+					 "grammar",   NULL };
 static const char *const def_qual[] = { "theoretical", "theoretically",
-					"potential", "potentially",
-					"possible", "possibly", NULL };
+					"potential",   "potentially",
+					"possible",    "possibly",
+					NULL };
 static const char *const def_race[] = { "race", "racy", "data race", NULL };
 static const char *const def_unless[] = {
-	"crash", "hang", "corrupt", "leak", "panic", "oops", "deadlock",
-	"lockup", "segfault", "use-after-free", NULL,
+	"crash",    "hang",   "corrupt",  "leak",	    "panic", "oops",
+	"deadlock", "lockup", "segfault", "use-after-free", NULL,
 };
 
 static const char *const rule_names[LABELS_NRULES] = { "nocode", "spelling",
@@ -110,8 +112,10 @@ static int load_file(struct labels_conf *c, const char *path)
 	int rc;
 
 	if (access(path, R_OK))
-		return pt_error_set(PT_ENOTFOUND, "cannot read labels "
-				    "configuration '%s'", path);
+		return pt_error_set(PT_ENOTFOUND,
+				    "cannot read labels "
+				    "configuration '%s'",
+				    path);
 	rc = config_open(&cfg, path);
 	if (!rc)
 		rc = wlist_load(&c->doc_dir, cfg, "trivial.nocode.doc-dir");
@@ -174,8 +178,7 @@ static int wlist_equal(const struct wlist *a, const struct wlist *b)
 	return 1;
 }
 
-int labels_conf_equal(const struct labels_conf *a,
-		      const struct labels_conf *b)
+int labels_conf_equal(const struct labels_conf *a, const struct labels_conf *b)
 {
 	return wlist_equal(&a->doc_dir, &b->doc_dir) &&
 	       wlist_equal(&a->doc_suffix, &b->doc_suffix) &&
@@ -233,8 +236,8 @@ static int any_word(const struct wlist *w, const char *text, size_t len)
 }
 
 /* A qualifier that ends at most RACE_WINDOW bytes before position at. */
-static int qualified(const struct labels_conf *c, const char *text,
-		     size_t len, size_t at)
+static int qualified(const struct labels_conf *c, const char *text, size_t len,
+		     size_t at)
 {
 	size_t from = at > RACE_WINDOW + 32 ? at - RACE_WINDOW - 32 : 0, i;
 
@@ -251,8 +254,7 @@ static int qualified(const struct labels_conf *c, const char *text,
 	return 0;
 }
 
-static int race_rule(const struct labels_conf *c, const char *text,
-		     size_t len)
+static int race_rule(const struct labels_conf *c, const char *text, size_t len)
 {
 	size_t i;
 
@@ -269,8 +271,7 @@ static int race_rule(const struct labels_conf *c, const char *text,
 	return 0;
 }
 
-int labels_word_rule(const struct labels_conf *c, const char *text,
-		     size_t len)
+int labels_word_rule(const struct labels_conf *c, const char *text, size_t len)
 {
 	if (any_word(&c->spell, text, len))
 		return LABELS_SPELLING;

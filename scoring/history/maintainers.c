@@ -12,11 +12,11 @@
 #include <string.h>
 
 #define MAINT_MAX_LINES 1000000u
-#define MAINT_MAX_REGEX 512u     /* bytes of one N: regex */
-#define MAINT_MAX_REGEX_COST 4096u /* its size once regcomp expands it */
+#define MAINT_MAX_REGEX 512u	     /* bytes of one N: regex */
+#define MAINT_MAX_REGEX_COST 4096u   /* its size once regcomp expands it */
 #define MAINT_MAX_REGEX_TOTAL 65536u /* the sum over one file */
-#define MAINT_MAX_REGEX_NEST 2u  /* quantifiers applied to quantifiers */
-#define MAINT_MAX_REGEX_QUANT 8u /* quantifiers in one regex */
+#define MAINT_MAX_REGEX_NEST 2u	     /* quantifiers applied to quantifiers */
+#define MAINT_MAX_REGEX_QUANT 8u     /* quantifiers in one regex */
 
 static void strv_free(char **v, size_t n)
 {
@@ -169,10 +169,10 @@ static int add_pattern(struct maint_pat **v, size_t *n, const char *val,
 
 /* What regex_cost keeps for each open group. */
 struct rx_group {
-	size_t sum;          /* size of the group so far, once expanded */
-	size_t last;         /* of its last part, what a quantifier takes */
-	unsigned nest;       /* deepest nesting of quantifiers in it */
-	unsigned last_nest;  /* of its last part */
+	size_t sum;	    /* size of the group so far, once expanded */
+	size_t last;	    /* of its last part, what a quantifier takes */
+	unsigned nest;	    /* deepest nesting of quantifiers in it */
+	unsigned last_nest; /* of its last part */
 };
 
 /*
@@ -277,8 +277,8 @@ static size_t regex_cost(const char *re, size_t len)
  * does not compile, costs too much, or would take the file's regexes
  * past MAINT_MAX_REGEX_TOTAL is left out.
  */
-static int add_regex(struct maint_section *s, size_t *total,
-		     const char *val, size_t len, int seq)
+static int add_regex(struct maint_section *s, size_t *total, const char *val,
+		     size_t len, int seq)
 {
 	struct buf b = BUF_INIT;
 	size_t i, cost;
@@ -397,7 +397,7 @@ static int parse_lines(struct maint *m, const char *text, size_t len,
 
 		if (++nlines > MAINT_MAX_LINES)
 			return pt_error_set(PT_ETOOBIG, "MAINTAINERS: too "
-					    "many lines");
+							"many lines");
 		while (le > p && isspace((unsigned char)le[-1]))
 			le--;
 		l = (size_t)(le - p);
@@ -410,8 +410,8 @@ static int parse_lines(struct maint *m, const char *text, size_t len,
 				;
 			if (!rc)
 				rc = add_entry(&m->s[m->n - 1], &regex_total,
-					       p[0], v, (size_t)(le - v),
-					       isdir, ctx);
+					       p[0], v, (size_t)(le - v), isdir,
+					       ctx);
 		} else {
 			const char *q = p;
 
@@ -483,8 +483,8 @@ static int section_depth(const struct maint_section *s, const char *path)
 	return depth;
 }
 
-void maint_match(const struct maint *m, const char *path,
-		 struct maint_hit *out, size_t max, size_t *n)
+void maint_match(const struct maint *m, const char *path, struct maint_hit *out,
+		 size_t max, size_t *n)
 {
 	size_t i, j;
 

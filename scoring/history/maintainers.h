@@ -17,29 +17,29 @@
 #include "scoring/util/pt.h"
 
 struct maint_pat {
-	char *glob;         /* as written, '/' appended for a directory */
-	size_t lit;         /* bytes before the first '*' or '?' */
-	int depth;          /* get_maintainer.pl's $value_pd */
-	int seq;            /* entry index in its section */
-	int maybe_dir;      /* no '/', '.', '*', '?' and no isdir answer:
+	char *glob;    /* as written, '/' appended for a directory */
+	size_t lit;    /* bytes before the first '*' or '?' */
+	int depth;     /* get_maintainer.pl's $value_pd */
+	int seq;       /* entry index in its section */
+	int maybe_dir; /* no '/', '.', '*', '?' and no isdir answer:
 			       a path under glob/ proves it a directory */
 };
 
 struct maint_section {
-	char *name;         /* the line before the entries, or "" */
-	char **people;      /* M: and R: emails, lowercased */
+	char *name;    /* the line before the entries, or "" */
+	char **people; /* M: and R: emails, lowercased */
 	size_t npeople;
 	unsigned char *is_reviewer; /* per person: 1 for R:, 0 for M: */
-	char **lists;       /* L: */
+	char **lists;		    /* L: */
 	size_t nlists;
-	char *status;       /* S:, or NULL */
+	char *status; /* S:, or NULL */
 	struct maint_pat *f, *x;
 	size_t nf, nx;
-	regex_t *n;         /* N: (those that compile, bounded) */
-	int *nseq;          /* entry index of each N: */
+	regex_t *n; /* N: (those that compile, bounded) */
+	int *nseq;  /* entry index of each N: */
 	size_t nn;
-	int nentries;       /* entry lines seen */
-	char **keywords;    /* K: as written */
+	int nentries;	 /* entry lines seen */
+	char **keywords; /* K: as written */
 	size_t nk;
 };
 
@@ -75,8 +75,8 @@ struct maint_hit {
  * The sections that cover PATH, deepest pattern first (ties in file
  * order), at most MAX of them in OUT; *n gets the number stored.
  */
-void maint_match(const struct maint *m, const char *path,
-		 struct maint_hit *out, size_t max, size_t *n);
+void maint_match(const struct maint *m, const char *path, struct maint_hit *out,
+		 size_t max, size_t *n);
 
 /* EMAIL (lowercase) is an M: or R: of section I. */
 int maint_has_person(const struct maint *m, size_t i, const char *email);

@@ -72,28 +72,25 @@ static const struct db_step history_steps[] = {
 	  " prior_bug INTEGER NOT NULL, PRIMARY KEY (commit_id, person_id, kind));"
 	  "CREATE INDEX reviews_person ON reviews (person_id);" },
 	/* 8: an author's earlier commits, for a mail */
-	{ 8,
-	  "CREATE INDEX commits_author ON commits (author_id, repo_id,"
-	  " commit_date);" },
+	{ 8, "CREATE INDEX commits_author ON commits (author_id, repo_id,"
+	     " commit_date);" },
 	/* 9: a file's earlier changes, for a mail */
-	{ 9,
-	  "CREATE INDEX commit_files_path ON commit_files (path);" },
+	{ 9, "CREATE INDEX commit_files_path ON commit_files (path);" },
 	/* 10: past bugs of the files, author, component */
-	{ 10,
-	  "ALTER TABLE features ADD COLUMN file_bugs INTEGER;"
-	  "ALTER TABLE features ADD COLUMN file_fixes INTEGER;"
-	  "ALTER TABLE features ADD COLUMN author_bugs INTEGER;"
-	  "ALTER TABLE features ADD COLUMN comp_changes INTEGER;"
-	  "ALTER TABLE features ADD COLUMN comp_bugs INTEGER;" },
+	{ 10, "ALTER TABLE features ADD COLUMN file_bugs INTEGER;"
+	      "ALTER TABLE features ADD COLUMN file_fixes INTEGER;"
+	      "ALTER TABLE features ADD COLUMN author_bugs INTEGER;"
+	      "ALTER TABLE features ADD COLUMN comp_changes INTEGER;"
+	      "ALTER TABLE features ADD COLUMN comp_bugs INTEGER;" },
 	/* 11: releases by date, for the as-of summaries */
-	{ 11,
-	  "CREATE INDEX tags_date ON tags (repo_id, date, ord);" },
+	{ 11, "CREATE INDEX tags_date ON tags (repo_id, date, ord);" },
 	/* 13: cycle.c - mainline release tags vs stable ones */
 	{ 13,
 	  "ALTER TABLE tags ADD COLUMN mainline INTEGER NOT NULL DEFAULT 1;" },
 };
 
 const struct db_schema history_schema = {
-	"scoring/history", history_steps,
+	"scoring/history",
+	history_steps,
 	sizeof(history_steps) / sizeof(history_steps[0]),
 };

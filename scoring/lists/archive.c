@@ -35,9 +35,9 @@ struct archive {
 	const struct archive_opts *opts;
 	struct archive_result res;
 	sqlite3_stmt *skip;
-	const char *source;   /* path of the source being read */
+	const char *source; /* path of the source being read */
 	size_t src_messages, src_skipped;
-	size_t batch;         /* messages in the open transaction */
+	size_t batch; /* messages in the open transaction */
 	double t0, last_progress;
 };
 
@@ -83,8 +83,8 @@ void archive_free(struct archive *a)
 		return;
 	sqlite3_finalize(a->skip);
 	if (a->db->h) {
-		sqlite3_exec(a->db->h, "PRAGMA wal_autocheckpoint = 1000",
-			     NULL, NULL, NULL);
+		sqlite3_exec(a->db->h, "PRAGMA wal_autocheckpoint = 1000", NULL,
+			     NULL, NULL);
 		sqlite3_wal_checkpoint_v2(a->db->h, NULL,
 					  SQLITE_CHECKPOINT_PASSIVE, NULL,
 					  NULL);
@@ -132,10 +132,18 @@ static void count_kind(struct archive *a, const struct thread_result *r)
 	}
 	a->res.imported++;
 	switch (r->kind) {
-	case THREAD_PATCH: a->res.patches++; break;
-	case THREAD_COVER: a->res.covers++; break;
-	case THREAD_REPLY: a->res.replies++; break;
-	default: a->res.other++; break;
+	case THREAD_PATCH:
+		a->res.patches++;
+		break;
+	case THREAD_COVER:
+		a->res.covers++;
+		break;
+	case THREAD_REPLY:
+		a->res.replies++;
+		break;
+	default:
+		a->res.other++;
+		break;
 	}
 }
 
@@ -149,9 +157,9 @@ static void count_kind(struct archive *a, const struct thread_result *r)
 #define ARCHIVE_QUEUE 64
 
 struct item {
-	struct patch *p;      /* NULL when parsing failed */
-	int rc;               /* the parse error, 0 when p is set */
-	char *why;            /* its message (malloc'd) */
+	struct patch *p; /* NULL when parsing failed */
+	int rc;		 /* the parse error, 0 when p is set */
+	char *why;	 /* its message (malloc'd) */
 	char pos[48];
 };
 
@@ -162,7 +170,7 @@ struct pipe {
 	size_t head, n;
 	int done, stop;
 	/* the reader's side */
-	int pi;               /* public-inbox (else mbox) */
+	int pi; /* public-inbox (else mbox) */
 	const char *path, *since;
 	struct archive_walk walk;
 	int rc;
@@ -184,8 +192,10 @@ static void parse_item(struct item *it, const char *msg, size_t len,
 	memset(it, 0, sizeof(*it));
 	snprintf(it->pos, sizeof(it->pos), "%s", pos);
 	if (!msg) {
-		snprintf(why, sizeof(why), "message of %zu bytes is over the "
-			 "%u-byte limit", len, PT_MAX_MAIL_SIZE);
+		snprintf(why, sizeof(why),
+			 "message of %zu bytes is over the "
+			 "%u-byte limit",
+			 len, PT_MAX_MAIL_SIZE);
 		it->rc = PT_ETOOBIG;
 	} else if ((it->rc = patch_from_mail(&it->p, msg, len))) {
 		snprintf(why, sizeof(why), "%s", pt_error_last());
@@ -199,8 +209,7 @@ static void parse_item(struct item *it, const char *msg, size_t len,
 		it->why = strdup(why);
 }
 
-static int produce_cb(const char *msg, size_t len, const char *pos,
-		      void *ctx)
+static int produce_cb(const char *msg, size_t len, const char *pos, void *ctx)
 {
 	struct pipe *q = ctx;
 	struct item it;
@@ -226,8 +235,8 @@ static void *reader(void *arg)
 	int rc;
 
 	if (q->pi)
-		rc = archive_pi_foreach(&q->walk, q->path, q->since,
-					produce_cb, q);
+		rc = archive_pi_foreach(&q->walk, q->path, q->since, produce_cb,
+					q);
 	else
 		rc = archive_mbox_foreach(&q->walk, q->path, produce_cb, q);
 	pthread_mutex_lock(&q->mu);
@@ -379,7 +388,8 @@ static int source_get(struct archive *a, const char *path, char **last)
 	int rc;
 
 	*last = NULL;
-	rc = db_prepare(&st, a->db, "SELECT last_commit FROM archive_sources "
+	rc = db_prepare(&st, a->db,
+			"SELECT last_commit FROM archive_sources "
 			"WHERE path = ?");
 	if (rc)
 		return rc;
@@ -399,8 +409,8 @@ static int source_get(struct archive *a, const char *path, char **last)
 	return rc;
 }
 
-static int source_save(struct archive *a, const char *path,
-		       const char *kind, const char *last)
+static int source_save(struct archive *a, const char *path, const char *kind,
+		       const char *last)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -423,7 +433,7 @@ static int source_save(struct archive *a, const char *path,
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)a->src_skipped);
 	sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0
-					      : db_error(a->db, "saving source");
+					     : db_error(a->db, "saving source");
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -523,7 +533,10 @@ static const struct {
 	size_t off;
 	const char *sql;
 } stat_rows[] = {
-#define S(f, q) { #f, offsetof(struct archive_stats, f), q }
+#define S(f, q)                                          \
+	{                                                \
+#f, offsetof(struct archive_stats, f), q \
+	}
 	S(sources, "SELECT count(*) FROM archive_sources"),
 	S(messages, "SELECT count(*) FROM messages"),
 	S(skipped, "SELECT count(*) FROM archive_skips"),

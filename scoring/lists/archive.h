@@ -47,12 +47,12 @@ typedef int (*archive_msg_cb)(const char *msg, size_t len, const char *pos,
 			      void *ctx);
 
 struct archive_walk {
-	size_t commits;     /* commits walked */
-	size_t deleted;     /* public-inbox commits without `m` (removals) */
-	size_t too_big;     /* mbox messages over PT_MAX_MAIL_SIZE */
-	int truncated;      /* the gzip stream ended early */
-	int restarted;      /* public-inbox: `since` not found, read all */
-	char last[41];      /* newest commit walked, "" when none */
+	size_t commits; /* commits walked */
+	size_t deleted; /* public-inbox commits without `m` (removals) */
+	size_t too_big; /* mbox messages over PT_MAX_MAIL_SIZE */
+	int truncated;	/* the gzip stream ended early */
+	int restarted;	/* public-inbox: `since` not found, read all */
+	char last[41];	/* newest commit walked, "" when none */
 };
 
 /*
@@ -78,29 +78,29 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 
 struct archive_progress {
 	const char *source;
-	size_t messages;      /* read so far in this import */
+	size_t messages; /* read so far in this import */
 	size_t skipped;
-	double elapsed;       /* seconds */
+	double elapsed; /* seconds */
 };
 
 typedef void (*archive_progress_cb)(const struct archive_progress *p,
 				    void *ctx);
 
 struct archive_opts {
-	const char *lexicon;      /* sentiment word list (thread_open) */
-	const char *labels_conf;  /* trivial-fix lists; NULL = built in */
-	int full;                 /* ignore remembered epoch positions */
+	const char *lexicon;	 /* sentiment word list (thread_open) */
+	const char *labels_conf; /* trivial-fix lists; NULL = built in */
+	int full;		 /* ignore remembered epoch positions */
 	archive_progress_cb progress;
 	void *progress_ctx;
 };
 
 struct archive_result {
 	size_t sources;
-	size_t messages;      /* raw messages read */
-	size_t imported;      /* new messages threaded */
-	size_t duplicates;    /* Message-ID already stored */
-	size_t skipped;       /* malformed or too large, see archive_skips */
-	size_t deleted;       /* public-inbox removal commits */
+	size_t messages;   /* raw messages read */
+	size_t imported;   /* new messages threaded */
+	size_t duplicates; /* Message-ID already stored */
+	size_t skipped;	   /* malformed or too large, see archive_skips */
+	size_t deleted;	   /* public-inbox removal commits */
 	size_t patches, covers, replies, other;
 };
 

@@ -42,8 +42,7 @@ static int pi_hide(git_revwalk *w, git_repository *repo, const char *since,
 
 	if (!since || !*since)
 		return 0;
-	if (git_oid_fromstr(&oid, since) ||
-	    git_commit_lookup(&c, repo, &oid)) {
+	if (git_oid_fromstr(&oid, since) || git_commit_lookup(&c, repo, &oid)) {
 		out->restarted = 1;
 		git_error_clear();
 		return 0;
@@ -52,8 +51,8 @@ static int pi_hide(git_revwalk *w, git_repository *repo, const char *since,
 	return git_revwalk_hide(w, &oid) ? PT_ERROR : 0;
 }
 
-static int pi_one(git_repository *repo, const git_oid *oid,
-		  archive_msg_cb cb, void *ctx, struct archive_walk *out)
+static int pi_one(git_repository *repo, const git_oid *oid, archive_msg_cb cb,
+		  void *ctx, struct archive_walk *out)
 {
 	git_commit *c = NULL;
 	git_tree *tree = NULL;
@@ -76,8 +75,8 @@ static int pi_one(git_repository *repo, const git_oid *oid,
 		rc = PT_EIO;
 		goto out;
 	}
-	rc = cb(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
-		hex, ctx);
+	rc = cb(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), hex,
+		ctx);
 out:
 	memcpy(out->last, hex, sizeof(hex));
 	git_blob_free(blob);
@@ -188,8 +187,10 @@ static int list_epochs(long **nums, size_t *n, const char *dir)
 	*n = 0;
 	d = opendir(dir);
 	if (!d)
-		return pt_error_set(PT_ENOTFOUND, "'%s' is neither a git "
-				    "directory nor a public-inbox", dir);
+		return pt_error_set(PT_ENOTFOUND,
+				    "'%s' is neither a git "
+				    "directory nor a public-inbox",
+				    dir);
 	while ((de = readdir(d))) {
 		k = epoch_number(de->d_name);
 		if (k < 0)
@@ -263,9 +264,9 @@ out:
 /* ---- mbox ---------------------------------------------------------- */
 
 struct mbox_stream {
-	struct buf b;         /* undelivered bytes; b.ptr[start] begins a
+	struct buf b;	    /* undelivered bytes; b.ptr[start] begins a
 				 message (or the stream) */
-	size_t start, scan;   /* message start; first unscanned line */
+	size_t start, scan; /* message start; first unscanned line */
 	int prev_blank, discard;
 	size_t index;
 	archive_msg_cb cb;

@@ -67,8 +67,7 @@ int lookup_list_reviews(struct lookup *lk, int64_t patch_id,
 	return rc;
 }
 
-int lookup_raw_patch(struct lookup *lk, const char *msgid,
-		     struct patch **out)
+int lookup_raw_patch(struct lookup *lk, const char *msgid, struct patch **out)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -84,10 +83,9 @@ int lookup_raw_patch(struct lookup *lk, const char *msgid,
 		rc = patch_from_mail(out, sqlite3_column_blob(st, 0),
 				     (size_t)sqlite3_column_bytes(st, 0));
 	else
-		rc = rc == SQLITE_DONE
-			     ? pt_error_set(PT_ENOTFOUND, "no raw mail '%s'",
-					    msgid)
-			     : db_error(lk->db, "reading raw mail");
+		rc = rc == SQLITE_DONE ? pt_error_set(PT_ENOTFOUND,
+						      "no raw mail '%s'", msgid)
+				       : db_error(lk->db, "reading raw mail");
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -123,8 +121,8 @@ int lookup_series_head(struct lookup *lk, int64_t sid, char **cover,
 	return rc;
 }
 
-int lookup_series_patches(struct lookup *lk, int64_t sid,
-			  lookup_msgid_cb cb, void *ctx)
+int lookup_series_patches(struct lookup *lk, int64_t sid, lookup_msgid_cb cb,
+			  void *ctx)
 {
 	sqlite3_stmt *st;
 	int rc, step;
@@ -165,8 +163,8 @@ int lookup_message(struct lookup *lk, const char *msgid, int *keep,
 		kind = (const char *)sqlite3_column_text(st, 0);
 		*series_id = sqlite3_column_int64(st, 1);
 		*complete = sqlite3_column_int(st, 2);
-		*keep = kind && (!strcmp(kind, "patch") ||
-				 !strcmp(kind, "cover"));
+		*keep = kind &&
+			(!strcmp(kind, "patch") || !strcmp(kind, "cover"));
 	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);

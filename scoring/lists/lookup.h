@@ -44,8 +44,7 @@ int lookup_list_reviews(struct lookup *lk, int64_t patch_id,
  * The kept raw mail of msgid (without <>) parsed into *out (fresh);
  * PT_ENOTFOUND, *out NULL, when none is kept.
  */
-int lookup_raw_patch(struct lookup *lk, const char *msgid,
-		     struct patch **out);
+int lookup_raw_patch(struct lookup *lk, const char *msgid, struct patch **out);
 
 /*
  * Series sid: its cover letter's Message-ID (*cover fresh, NULL when it
@@ -58,8 +57,8 @@ int lookup_series_head(struct lookup *lk, int64_t sid, char **cover,
 /* Called for each patch's Message-ID; non-zero stops the walk with it. */
 typedef int (*lookup_msgid_cb)(const char *message_id, void *ctx);
 /* The Message-IDs of series sid's patches, ordered by number. */
-int lookup_series_patches(struct lookup *lk, int64_t sid,
-			  lookup_msgid_cb cb, void *ctx);
+int lookup_series_patches(struct lookup *lk, int64_t sid, lookup_msgid_cb cb,
+			  void *ctx);
 
 /*
  * A threaded message: *keep is 1 when it is a patch or a cover letter

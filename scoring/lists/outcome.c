@@ -34,14 +34,13 @@ struct drow {
 	sqlite3_stmt *st;
 	const char *what;
 	struct {
-		int type;     /* 0 NULL, 1 integer, 2 text */
+		int type; /* 0 NULL, 1 integer, 2 text */
 		int64_t i;
 		char *s;
 	} v[OUTCOME_MAX_COLS];
 };
 
-int outcome_open(struct outcome **out, struct db *db,
-		 const char *labels_conf)
+int outcome_open(struct outcome **out, struct db *db, const char *labels_conf)
 {
 	struct outcome *o;
 	int rc;
@@ -139,8 +138,7 @@ static struct drow *row_new(struct outcome *o, sqlite3_stmt *st,
 	return r;
 }
 
-static void row_text(struct outcome *o, struct drow *r, int col,
-		     const char *s)
+static void row_text(struct outcome *o, struct drow *r, int col, const char *s)
 {
 	if (!r || !s)
 		return;
@@ -201,8 +199,8 @@ static int comment_line(const char *s, size_t n)
 		s++, n--;
 	while (n && isspace((unsigned char)s[n - 1]))
 		n--;
-	return !n || (n >= 2 && (!memcmp(s, "/*", 2) || !memcmp(s, "//", 2)))
-	       || *s == '*' || (n >= 2 && !memcmp(s + n - 2, "*/", 2));
+	return !n || (n >= 2 && (!memcmp(s, "/*", 2) || !memcmp(s, "//", 2))) ||
+	       *s == '*' || (n >= 2 && !memcmp(s + n - 2, "*/", 2));
 }
 
 /* Docs, comments or whitespace only: the "nocode" trivial rule. */
@@ -216,8 +214,8 @@ static int patch_nocode(const struct outcome *o, const struct patch *p)
 		return 0;
 	for (i = 0; i < p->nfiles; i++) {
 		f = &p->files[i];
-		if (labels_doc_path(o->lconf, f->new_path ? f->new_path
-							  : f->old_path))
+		if (labels_doc_path(o->lconf,
+				    f->new_path ? f->new_path : f->old_path))
 			continue;
 		if (f->binary)
 			return 0;
@@ -234,8 +232,8 @@ static int patch_nocode(const struct outcome *o, const struct patch *p)
 	return 1;
 }
 
-static const char *trivial_rule(const struct outcome *o,
-				const struct patch *p, const char *kind)
+static const char *trivial_rule(const struct outcome *o, const struct patch *p,
+				const char *kind)
 {
 	struct buf t = BUF_INIT;
 	int r = -1;
@@ -314,16 +312,14 @@ static int note_patch(struct outcome *o, const struct patch *p)
 	row_int(r, 5, patch_is_tagged_fix(p) ? 1 : 0);
 	row_int(r, 6, stable);
 	row_int(r, 7, rev != NULL);
-	row_int(r, 8,
-			 (int)patch_count_trailers(p, TRAILER_REVIEWED));
-	row_int(r, 9,
-			 (int)patch_count_trailers(p, TRAILER_ACKED));
-	row_int(r, 10,
-			 (int)patch_count_trailers(p, TRAILER_TESTED));
+	row_int(r, 8, (int)patch_count_trailers(p, TRAILER_REVIEWED));
+	row_int(r, 9, (int)patch_count_trailers(p, TRAILER_ACKED));
+	row_int(r, 10, (int)patch_count_trailers(p, TRAILER_TESTED));
 	rc = row_done(o);
 	for (i = 0; !rc && i < p->ntrailers; i++)
 		if (p->trailers[i].kind == TRAILER_FIXES)
-			rc = note_fixref(o, p, "fixes", p->trailers[i].fixes_sha,
+			rc = note_fixref(o, p, "fixes",
+					 p->trailers[i].fixes_sha,
 					 p->trailers[i].fixes_subject);
 	if (!rc && rev) {
 		revert_sha(p, sha);
@@ -393,8 +389,7 @@ static int note_notice(struct outcome *o, const struct patch *p,
 	return rc;
 }
 
-static int note_asks(struct outcome *o, const struct patch *p,
-		     const char *text)
+static int note_asks(struct outcome *o, const struct patch *p, const char *text)
 {
 	struct line l;
 	size_t pos = 0, len = strlen(text);

@@ -49,8 +49,7 @@
 
 struct outcome;
 
-int outcome_open(struct outcome **out, struct db *db,
-		 const char *labels_conf);
+int outcome_open(struct outcome **out, struct db *db, const char *labels_conf);
 void outcome_free(struct outcome *o);
 
 /*
@@ -65,15 +64,15 @@ int outcome_note(struct outcome *o, const struct patch *p,
 int outcome_flush(struct outcome *o);
 
 struct outcome_counts {
-	size_t postings;      /* patches */
+	size_t postings; /* patches */
 	size_t applied, by_reply, by_bot, by_link, by_subject;
 	size_t superseded, neither;
-	size_t fixes;         /* postings labelled fix */
-	size_t refs;          /* Fixes:/revert references seen */
-	size_t refs_matched;  /* ... that matched an applied posting */
-	size_t refs_trivial;  /* ... dropped by the trivial-fix rules */
-	size_t bugs;          /* postings labelled bug-introducing */
-	size_t commits_joined;/* postings joined with a mined commit */
+	size_t fixes;	       /* postings labelled fix */
+	size_t refs;	       /* Fixes:/revert references seen */
+	size_t refs_matched;   /* ... that matched an applied posting */
+	size_t refs_trivial;   /* ... dropped by the trivial-fix rules */
+	size_t bugs;	       /* postings labelled bug-introducing */
+	size_t commits_joined; /* postings joined with a mined commit */
 };
 
 /* Recompute posting_outcomes and posting_labels from scratch. */
@@ -93,9 +92,9 @@ int outcome_says_applied(const char *text, size_t len);
 
 /* One entry of an applied list (b4 ty / patchwork-bot summaries). */
 struct outcome_item {
-	unsigned number;     /* n of [n/m], 0 when absent */
-	char subject[256];   /* the subject as listed, without prefixes */
-	char sha[41];        /* commit id as given, "" when none */
+	unsigned number;   /* n of [n/m], 0 when absent */
+	char subject[256]; /* the subject as listed, without prefixes */
+	char sha[41];	   /* commit id as given, "" when none */
 };
 
 /*

@@ -33,10 +33,10 @@ static int exec_all(struct outcome *o, const char *const *sql)
 	return rc;
 }
 
-#define APPLIED_COLS \
+#define APPLIED_COLS                                                       \
 	"INSERT OR IGNORE INTO posting_outcomes (patch_id, outcome, how, " \
 	"notice_msgid, applied_date, commit_sha) "
-#define NOTICE_FROM \
+#define NOTICE_FROM                                               \
 	" FROM list_notices n JOIN messages m ON m.message_id = " \
 	"n.message_id JOIN patches p ON p.series_id = m.series_id "
 
@@ -46,17 +46,20 @@ static const char *const applied_sql[] = {
 	"DELETE FROM posting_labels",
 	/* a bare notice on a patch applies to that patch */
 	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
-	"n.commit_sha" NOTICE_FROM "AND p.id = m.patch_id WHERE n.item = 0 "
-	"ORDER BY n.date",
+		     "n.commit_sha" NOTICE_FROM
+		     "AND p.id = m.patch_id WHERE n.item = 0 "
+		     "ORDER BY n.date",
 	/* a bare notice on the cover letter applies to the whole series */
 	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
-	"n.commit_sha" NOTICE_FROM "WHERE n.item = 0 AND "
-	"COALESCE(m.patch_id, 0) = 0 ORDER BY n.date",
+		     "n.commit_sha" NOTICE_FROM "WHERE n.item = 0 AND "
+		     "COALESCE(m.patch_id, 0) = 0 ORDER BY n.date",
 	/* listed items: by subject within the series, then by number */
 	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
-	"n.commit_sha" NOTICE_FROM "AND p.norm_subject = n.item_subject "
-	"WHERE n.item > 0 ORDER BY n.date",
-	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
+		     "n.commit_sha" NOTICE_FROM
+		     "AND p.norm_subject = n.item_subject "
+		     "WHERE n.item > 0 ORDER BY n.date",
+	APPLIED_COLS
+	"SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
 	"n.commit_sha" NOTICE_FROM "AND p.number = n.item WHERE n.item > 0 "
 	"AND n.item < 1000 AND NOT EXISTS (SELECT 1 FROM list_notices x "
 	"JOIN patches y ON y.series_id = m.series_id AND y.norm_subject = "
@@ -82,8 +85,7 @@ static char *link_msgid(const char *v)
 {
 	static const char *const keys[] = { "patch.msgid.link/",
 					    "lore.kernel.org/r/",
-					    "lkml.kernel.org/r/",
-					    "/r/", NULL };
+					    "lkml.kernel.org/r/", "/r/", NULL };
 	const char *const *k, *p = NULL, *e;
 
 	for (k = keys; *k && !p; k++)
@@ -100,8 +102,7 @@ static char *link_msgid(const char *v)
 		if (!strchr(p, '@'))
 			return NULL;
 	}
-	for (e = p; *e && *e != '/' && *e != '>' && *e != ' ' && *e != '#';
-	     e++)
+	for (e = p; *e && *e != '/' && *e != '>' && *e != ' ' && *e != '#'; e++)
 		;
 	return e > p ? pt_strndup(p, (size_t)(e - p)) : NULL;
 }
@@ -119,12 +120,12 @@ static int have_commits(struct outcome *o, int *yes)
 	return 0;
 }
 
-#define UPSERT_COMMIT \
-	"INSERT INTO posting_outcomes (patch_id, outcome, how, " \
+#define UPSERT_COMMIT                                                         \
+	"INSERT INTO posting_outcomes (patch_id, outcome, how, "              \
 	"applied_date, commit_sha, commit_id) VALUES (?1, 'applied', ?2, ?3," \
-	" ?4, ?5) ON CONFLICT(patch_id) DO UPDATE SET outcome = 'applied', " \
-	"how = CASE WHEN outcome = 'applied' THEN how ELSE ?2 END, " \
-	"applied_date = CASE WHEN outcome = 'applied' THEN applied_date " \
+	" ?4, ?5) ON CONFLICT(patch_id) DO UPDATE SET outcome = 'applied', "  \
+	"how = CASE WHEN outcome = 'applied' THEN how ELSE ?2 END, "          \
+	"applied_date = CASE WHEN outcome = 'applied' THEN applied_date "     \
 	"ELSE ?3 END, commit_sha = ?4, commit_id = ?5 WHERE commit_id IS NULL"
 
 static int upsert_commit(struct outcome *o, sqlite3_stmt *up, int64_t pid,
@@ -271,8 +272,8 @@ static int ref_target(struct outcome *o, sqlite3_stmt *bysha,
 		}
 		sqlite3_reset(bysubj);
 	}
-	if (*out && !strcmp((const char *)sqlite3_column_text(ref, 1),
-			    "revert"))
+	if (*out &&
+	    !strcmp((const char *)sqlite3_column_text(ref, 1), "revert"))
 		*how = "revert";
 	(void)o;
 	return 0;
@@ -383,8 +384,8 @@ static int final_counts(struct outcome *o, struct outcome_counts *c)
 		size_t off;
 		const char *sql;
 	} q[] = {
-#define Q(f, w) { offsetof(struct outcome_counts, f), \
-		  "SELECT count(*) FROM " w }
+#define Q(f, w) \
+	{ offsetof(struct outcome_counts, f), "SELECT count(*) FROM " w }
 		Q(postings, "patches"),
 		Q(applied, "posting_outcomes WHERE outcome = 'applied'"),
 		Q(by_reply, "posting_outcomes WHERE how = 'reply'"),
@@ -403,8 +404,7 @@ static int final_counts(struct outcome *o, struct outcome_counts *c)
 	int rc = 0;
 
 	for (i = 0; !rc && i < sizeof(q) / sizeof(q[0]); i++)
-		rc = count_where(o, (size_t *)((char *)c + q[i].off),
-				 q[i].sql);
+		rc = count_where(o, (size_t *)((char *)c + q[i].off), q[i].sql);
 	return rc;
 }
 

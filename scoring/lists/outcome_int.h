@@ -14,7 +14,7 @@
 #include "scoring/store/db.h"
 
 struct labels_conf;
-struct drow;  /* a row noted but not yet written (outcome.c) */
+struct drow; /* a row noted but not yet written (outcome.c) */
 
 struct outcome {
 	struct db *db;
@@ -34,8 +34,7 @@ struct line {
 /* ---- outcome.c ----------------------------------------------------- */
 
 /* Step st once, expecting no row, and make it ready for the next use. */
-int outcome_step_reset(struct outcome *o, sqlite3_stmt *st,
-		       const char *what);
+int outcome_step_reset(struct outcome *o, sqlite3_stmt *st, const char *what);
 
 /* ---- outcome_text.c ------------------------------------------------ */
 

@@ -16,8 +16,7 @@
 /* ---- text rules ---------------------------------------------------- */
 
 /* Next line of text[*pos..len) with leading blanks dropped. */
-int outcome_next_line(const char *text, size_t len, size_t *pos,
-		      struct line *l)
+int outcome_next_line(const char *text, size_t len, size_t *pos, struct line *l)
 {
 	const char *nl;
 	size_t end;
@@ -52,11 +51,11 @@ int outcome_has_ci(const char *s, size_t n, const char *w)
 static int lead_word(const char *w, size_t n)
 {
 	static const char *const ok[] = {
-		"thanks", "thank", "you", "hello", "hi", "and", "now", "i've",
-		"i", "have", "so", "ok", "okay", "the", "whole", "series",
-		"patches", "patch", "all", "both", "two", "three", "four",
-		"five", "six", "for", "this", "never", "mind", "dt", "first",
-		"rest", "of", "it", NULL,
+		"thanks", "thank",  "you",     "hello", "hi",  "and",  "now",
+		"i've",	  "i",	    "have",    "so",	"ok",  "okay", "the",
+		"whole",  "series", "patches", "patch", "all", "both", "two",
+		"three",  "four",   "five",    "six",	"for", "this", "never",
+		"mind",	  "dt",	    "first",   "rest",	"of",  "it",   NULL,
 	};
 	const char *const *k;
 	size_t i;
@@ -110,8 +109,9 @@ static int applied_verb(const struct line *l, size_t *at)
 static int applied_line(struct line l)
 {
 	static const char *const spoil[] = {
-		"not ", "n't", "on top", "test", "locally", "boot", "compile",
-		"build", "cleanly", "if ", "once ", "when ", NULL,
+		"not ",	 "n't",	    "on top", "test",	 "locally",
+		"boot",	 "compile", "build",  "cleanly", "if ",
+		"once ", "when ",   NULL,
 	};
 	const char *const *w;
 	size_t at;
@@ -153,8 +153,8 @@ int outcome_is_hex(const char *s, size_t n)
 /* A commit id in "commit: <sha>", ".../c/<sha>", "?id=<sha>". */
 static int line_sha(const struct line *l, char sha[41])
 {
-	static const char *const keys[] = { "commit: ", "/c/", "id=",
-					    "/commit/", NULL };
+	static const char *const keys[] = { "commit: ", "/c/",
+					    "id=", "/commit/", NULL };
 	const char *const *k;
 	const char *p;
 	size_t i, n;

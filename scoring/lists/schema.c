@@ -102,13 +102,13 @@ static const struct db_step lists_steps[] = {
 	  " nfixes INTEGER NOT NULL, discovered INTEGER,"
 	  " trivial_only INTEGER NOT NULL, how TEXT, commit_bug INTEGER);" },
 	/* 7: the raw patch mails the bot scores from */
-	{ 7,
-	  "CREATE TABLE mail_raw ("
-	  " message_id TEXT PRIMARY KEY, raw BLOB NOT NULL,"
-	  " received INTEGER NOT NULL);" },
+	{ 7, "CREATE TABLE mail_raw ("
+	     " message_id TEXT PRIMARY KEY, raw BLOB NOT NULL,"
+	     " received INTEGER NOT NULL);" },
 };
 
 const struct db_schema lists_schema = {
-	"scoring/lists", lists_steps,
+	"scoring/lists",
+	lists_steps,
 	sizeof(lists_steps) / sizeof(lists_steps[0]),
 };

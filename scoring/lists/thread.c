@@ -162,8 +162,7 @@ static int64_t or_one(unsigned v)
 /* ---- messages ------------------------------------------------------ */
 
 static int insert_message(struct thread *t, const struct patch *p,
-			  enum thread_kind kind, const char *source,
-			  int *dup)
+			  enum thread_kind kind, const char *source, int *dup)
 {
 	int rc;
 
@@ -195,8 +194,8 @@ static int insert_refs(struct thread *t, const struct patch *p)
 	return rc;
 }
 
-int thread_set_message_link(struct thread *t, const char *msgid,
-			    int64_t series, int64_t patch)
+int thread_set_message_link(struct thread *t, const char *msgid, int64_t series,
+			    int64_t patch)
 {
 	return thread_stmt_exec(t, SQL_LINK_MESSAGE, "linking message", "nis",
 				series, patch, msgid);
@@ -300,9 +299,8 @@ static int link_from_text(struct thread *t, const char *text, int ver,
 }
 
 /* Try the three ways a new version names its predecessor. */
-static int link_versions(struct thread *t, int64_t self,
-			 const struct patch *p, const char *text,
-			 int64_t *prev)
+static int link_versions(struct thread *t, int64_t self, const struct patch *p,
+			 const char *text, int64_t *prev)
 {
 	int ver = (int)(p->subject.version ? p->subject.version : 1);
 	const char *reason = NULL;
@@ -341,8 +339,8 @@ out:
 
 /* ---- patches ------------------------------------------------------- */
 
-static int insert_patch(struct thread *t, const struct patch *p,
-			int64_t series, int64_t *id)
+static int insert_patch(struct thread *t, const struct patch *p, int64_t series,
+			int64_t *id)
 {
 	char *norm;
 	int rc;
@@ -354,8 +352,8 @@ static int insert_patch(struct thread *t, const struct patch *p,
 			     "siiiissssiiii", p->message_id, series,
 			     or_one(p->subject.number),
 			     or_one(p->subject.total),
-			     or_one(p->subject.version), p->subject.clean,
-			     norm, p->author.name, p->author.email,
+			     or_one(p->subject.version), p->subject.clean, norm,
+			     p->author.name, p->author.email,
 			     (int64_t)p->author_date, (int64_t)p->nfiles,
 			     (int64_t)p->added, (int64_t)p->removed);
 	free(norm);
@@ -433,8 +431,10 @@ int thread_add_patch(struct thread *t, const struct patch *p,
 		res = &dummy;
 	memset(res, 0, sizeof(*res));
 	if (!p->message_id || !*p->message_id)
-		return pt_error_set(PT_EINVAL, "message from '%s' has no "
-				    "Message-ID", source ? source : "?");
+		return pt_error_set(PT_EINVAL,
+				    "message from '%s' has no "
+				    "Message-ID",
+				    source ? source : "?");
 	res->message_id = pt_strdup(p->message_id);
 	if (!res->message_id)
 		return PT_ENOMEM;

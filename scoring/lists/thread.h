@@ -39,13 +39,13 @@ void thread_free(struct thread *t);
 
 struct thread_result {
 	enum thread_kind kind;
-	int duplicate;        /* Message-ID already stored: nothing done */
+	int duplicate; /* Message-ID already stored: nothing done */
 	char *message_id;
-	int64_t series_id;    /* 0 when none (yet) */
-	int64_t patch_id;     /* replies: 0 for the cover / whole series */
-	int complete;         /* the series is complete after this message */
+	int64_t series_id;	/* 0 when none (yet) */
+	int64_t patch_id;	/* replies: 0 for the cover / whole series */
+	int complete;		/* the series is complete after this message */
 	int64_t prev_series_id; /* the previous version, when linked */
-	size_t attached;      /* earlier replies this message adopted */
+	size_t attached;	/* earlier replies this message adopted */
 };
 
 void thread_result_clear(struct thread_result *r);
@@ -60,15 +60,15 @@ int thread_add_patch(struct thread *t, const struct patch *p,
 /* What the replies of a patch (and of its cover letter) say. */
 struct thread_features {
 	unsigned replies;
-	unsigned reviewers;        /* distinct people, not the author/bots */
+	unsigned reviewers; /* distinct people, not the author/bots */
 	unsigned inline_comments;
 	unsigned tested_claims;
-	double sentiment;          /* mean over replies with scored words */
+	double sentiment; /* mean over replies with scored words */
 	unsigned reviewed_by, acked_by, tested_by, nacked_by;
 	unsigned bot_reports, bot_failures;
-	char bot_archs[128];       /* space-separated, distinct */
+	char bot_archs[128]; /* space-separated, distinct */
 	unsigned version;
-	unsigned versions_before;  /* linked earlier versions */
+	unsigned versions_before; /* linked earlier versions */
 };
 
 int thread_patch_features(struct thread *t, int64_t patch_id,
@@ -81,8 +81,8 @@ int thread_find_patch(struct thread *t, const char *message_id,
 /* ---- text analysis (exposed for tests and the archive import) ------ */
 
 struct thread_text {
-	unsigned new_lines;        /* non-quoted, non-blank lines */
-	unsigned inline_comments;  /* new-text blocks between quoted lines */
+	unsigned new_lines;	  /* non-quoted, non-blank lines */
+	unsigned inline_comments; /* new-text blocks between quoted lines */
 	unsigned tested_claims;
 	int sentiment_words;
 	double sentiment_sum;
@@ -94,9 +94,9 @@ void thread_analyse_text(struct thread *t, const char *text, size_t len,
 int thread_reply_body(struct buf *out, const struct patch *p);
 
 struct thread_bot {
-	const char *name;          /* "0day", "kernelci", "syzbot",
+	const char *name;    /* "0day", "kernelci", "syzbot",
 				      "patchwork-bot"; NULL: not a bot */
-	const char *verdict;       /* "success", "failure", "warning",
+	const char *verdict; /* "success", "failure", "warning",
 				      "error", "applied", "report" */
 	char arch[64];
 };

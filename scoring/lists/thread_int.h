@@ -37,7 +37,7 @@ enum thread_sql {
 	SQL_INSERT_REVIEW,
 	SQL_INSERT_REPLY,
 	SQL_LOAD_REFS,
-	SQL_RELINK_REPLY,   /* these three in this order: relink_reply() */
+	SQL_RELINK_REPLY, /* these three in this order: relink_reply() */
 	SQL_RELINK_REVIEWS,
 	SQL_RELINK_MESSAGE,
 	SQL_ORPHANS,
@@ -52,8 +52,8 @@ enum thread_sql {
 
 struct thread {
 	struct db *db;
-	struct strmap lex;  /* word -> score * 1000 */
-	sqlite3_stmt *st[SQL_COUNT];  /* prepared on first use */
+	struct strmap lex;	     /* word -> score * 1000 */
+	sqlite3_stmt *st[SQL_COUNT]; /* prepared on first use */
 };
 
 /*
@@ -68,8 +68,8 @@ void thread_stmt_end(sqlite3_stmt *st);
  * Statement id with fmt's arguments bound; the caller steps it and ends
  * it with thread_stmt_end().
  */
-int thread_stmt_start(sqlite3_stmt **out, struct thread *t,
-		      enum thread_sql id, const char *fmt, ...);
+int thread_stmt_start(sqlite3_stmt **out, struct thread *t, enum thread_sql id,
+		      const char *fmt, ...);
 /* Step a started statement once (a row or the end is fine) and end it. */
 int thread_stmt_run(struct thread *t, sqlite3_stmt *st, const char *what);
 /* Run statement id with fmt's arguments; no result wanted. */
@@ -88,8 +88,8 @@ void thread_strings_free(char **v, size_t n);
 
 /* ---- the series side (thread.c) ------------------------------------ */
 
-int thread_set_message_link(struct thread *t, const char *msgid,
-			    int64_t series, int64_t patch);
+int thread_set_message_link(struct thread *t, const char *msgid, int64_t series,
+			    int64_t patch);
 
 /* ---- replies (thread_review.c) ------------------------------------- */
 

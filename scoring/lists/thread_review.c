@@ -17,7 +17,7 @@
 
 struct target {
 	int64_t series;
-	int64_t patch;  /* 0: the cover letter, i.e. the whole series */
+	int64_t patch; /* 0: the cover letter, i.e. the whole series */
 };
 
 /* What message msgid is in the threading: a patch, a cover, a reply. */
@@ -72,8 +72,7 @@ static void split_person(const char *v, size_t n, struct buf *name,
 		buf_rtrim(email);
 		return;
 	}
-	for (k = (size_t)(lt - v); k && isspace((unsigned char)v[k - 1]);
-	     k--)
+	for (k = (size_t)(lt - v); k && isspace((unsigned char)v[k - 1]); k--)
 		;
 	buf_add(name, v, k);
 	for (k = 1; lt + k < gt; k++)
@@ -157,10 +156,9 @@ static int insert_reply(struct thread *t, const struct patch *p,
 	/* an orphan has no patch either; 0 is the cover of a series */
 	if (tg->series)
 		sqlite3_bind_int64(st, 3, tg->patch);
-	thread_stmt_bind(st, 4, "ssiiiidsss", p->author.name,
-			 p->author.email, (int64_t)p->author_date,
-			 (int64_t)tx.new_lines, (int64_t)tx.inline_comments,
-			 (int64_t)tx.tested_claims,
+	thread_stmt_bind(st, 4, "ssiiiidsss", p->author.name, p->author.email,
+			 (int64_t)p->author_date, (int64_t)tx.new_lines,
+			 (int64_t)tx.inline_comments, (int64_t)tx.tested_claims,
 			 tx.sentiment_words
 				 ? tx.sentiment_sum / tx.sentiment_words
 				 : 0.0,

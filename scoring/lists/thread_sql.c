@@ -24,9 +24,8 @@ static const char *const thread_sql[SQL_COUNT] = {
 	[SQL_INSERT_REF] =
 		"INSERT OR IGNORE INTO message_refs (message_id, ref, pos) "
 		"VALUES (?,?,?)",
-	[SQL_LINK_MESSAGE] =
-		"UPDATE messages SET series_id = ?, patch_id = ? "
-		"WHERE message_id = ?",
+	[SQL_LINK_MESSAGE] = "UPDATE messages SET series_id = ?, patch_id = ? "
+			     "WHERE message_id = ?",
 	[SQL_SERIES_GET] =
 		"INSERT INTO series (thread_key, author_name, author_email, "
 		"list_id, version, total, first_date, last_date) VALUES "
@@ -37,9 +36,8 @@ static const char *const thread_sql[SQL_COUNT] = {
 	[SQL_SUBJECT_COVER] =
 		"UPDATE series SET subject = ?, norm_subject = ?, "
 		"cover_msgid = ? WHERE id = ?",
-	[SQL_SUBJECT_PATCH] =
-		"UPDATE series SET subject = ?, norm_subject = ? "
-		"WHERE id = ? AND cover_msgid IS NULL",
+	[SQL_SUBJECT_PATCH] = "UPDATE series SET subject = ?, norm_subject = ? "
+			      "WHERE id = ? AND cover_msgid IS NULL",
 	[SQL_SERIES_COUNT] =
 		"UPDATE series SET received = (SELECT count(DISTINCT number) "
 		"FROM patches WHERE series_id = ?1 AND number >= 1 AND number "
@@ -75,9 +73,8 @@ static const char *const thread_sql[SQL_COUNT] = {
 		"version, subject, norm_subject, author_name, author_email, "
 		"date, files, added, removed) VALUES "
 		"(?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-	[SQL_TARGET_OF] =
-		"SELECT series_id, patch_id FROM messages WHERE "
-		"message_id = ? AND series_id IS NOT NULL",
+	[SQL_TARGET_OF] = "SELECT series_id, patch_id FROM messages WHERE "
+			  "message_id = ? AND series_id IS NOT NULL",
 	[SQL_INSERT_REVIEW] =
 		"INSERT OR IGNORE INTO mail_reviews (reply_msgid, series_id, "
 		"patch_id, kind, name, email, date) VALUES (?,?,?,?,?,?,?)",
@@ -86,9 +83,8 @@ static const char *const thread_sql[SQL_COUNT] = {
 		"patch_id, author_name, author_email, date, lines, "
 		"inline_comments, tested_claims, sentiment, bot, "
 		"bot_verdict, bot_arch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[SQL_LOAD_REFS] =
-		"SELECT ref FROM message_refs WHERE message_id = ? "
-		"ORDER BY pos",
+	[SQL_LOAD_REFS] = "SELECT ref FROM message_refs WHERE message_id = ? "
+			  "ORDER BY pos",
 	[SQL_RELINK_REPLY] =
 		"UPDATE replies SET series_id = ?1, patch_id = ?2 WHERE "
 		"message_id = ?3",
@@ -145,8 +141,7 @@ static void bind_str(sqlite3_stmt *st, int i, const char *s)
  * s = const char * (NULL binds NULL), i = int64_t, n = int64_t bound as
  * NULL when 0 (an id that is not there), d = double.
  */
-static void bind_args(sqlite3_stmt *st, int first, const char *fmt,
-		      va_list ap)
+static void bind_args(sqlite3_stmt *st, int first, const char *fmt, va_list ap)
 {
 	int64_t v;
 	int i = first;
@@ -188,18 +183,17 @@ void thread_stmt_end(sqlite3_stmt *st)
 
 static int stmt_get(sqlite3_stmt **out, struct thread *t, enum thread_sql id)
 {
-	if (!t->st[id] &&
-	    sqlite3_prepare_v3(t->db->h, thread_sql[id], -1,
-			       SQLITE_PREPARE_PERSISTENT, &t->st[id],
-			       NULL) != SQLITE_OK)
+	if (!t->st[id] && sqlite3_prepare_v3(t->db->h, thread_sql[id], -1,
+					     SQLITE_PREPARE_PERSISTENT,
+					     &t->st[id], NULL) != SQLITE_OK)
 		return pt_error_set(PT_EIO, "database '%s': %s", t->db->path,
 				    sqlite3_errmsg(t->db->h));
 	*out = t->st[id];
 	return 0;
 }
 
-static int stmt_vstart(sqlite3_stmt **out, struct thread *t,
-		       enum thread_sql id, const char *fmt, va_list ap)
+static int stmt_vstart(sqlite3_stmt **out, struct thread *t, enum thread_sql id,
+		       const char *fmt, va_list ap)
 {
 	int rc = stmt_get(out, t, id);
 
@@ -212,8 +206,8 @@ static int stmt_vstart(sqlite3_stmt **out, struct thread *t,
  * Statement id with fmt's arguments bound; the caller steps it and ends
  * it with thread_stmt_end().
  */
-int thread_stmt_start(sqlite3_stmt **out, struct thread *t,
-		      enum thread_sql id, const char *fmt, ...)
+int thread_stmt_start(sqlite3_stmt **out, struct thread *t, enum thread_sql id,
+		      const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
@@ -291,8 +285,9 @@ int thread_stmt_strings(struct thread *t, sqlite3_stmt *st, char ***out,
 			break;
 		(*n)++;
 	}
-	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? PT_ENOMEM
-						     : db_error(t->db, what);
+	rc = rc == SQLITE_DONE	? 0
+	     : rc == SQLITE_ROW ? PT_ENOMEM
+				: db_error(t->db, what);
 	thread_stmt_end(st);
 	*out = v;
 	return rc;

@@ -43,10 +43,11 @@ static int line_attribution(const char *s, size_t n)
 }
 
 static const char *const tested_phrases[] = {
-	"tested on", "tested it on", "tested this on", "tested with",
-	"tested it with", "tested this with", "tested against",
-	"boot-tested", "boot tested", "runtime tested", "runtime-tested",
-	"tested-on:", "i have tested", "i've tested", "we tested",
+	"tested on",	     "tested it on",	 "tested this on",
+	"tested with",	     "tested it with",	 "tested this with",
+	"tested against",    "boot-tested",	 "boot tested",
+	"runtime tested",    "runtime-tested",	 "tested-on:",
+	"i have tested",     "i've tested",	 "we tested",
 	"tested the series", "tested the patch",
 };
 
@@ -142,8 +143,7 @@ static const char *find_ci(const char *hay, const char *needle)
 }
 
 /* Architectures named by "config: ARCH-..." / "arch: ARCH" lines. */
-static void bot_archs(const char *text, const char *key, char *out,
-		      size_t cap)
+static void bot_archs(const char *text, const char *key, char *out, size_t cap)
 {
 	const char *p = text;
 	size_t used = 0, n;
@@ -192,7 +192,8 @@ void thread_detect_bot(const struct patch *p, const char *text,
 		bot_archs(text, "config:", o->arch, sizeof(o->arch));
 	} else if (strstr(email, "kernelci")) {
 		o->name = "kernelci";
-		o->verdict = find_ci(text, "fail") || find_ci(subj, "regression")
+		o->verdict = find_ci(text, "fail") ||
+					     find_ci(subj, "regression")
 				     ? "failure"
 				     : "report";
 		bot_archs(text, "arch:", o->arch, sizeof(o->arch));

@@ -16,7 +16,7 @@
 
 #include "scoring/model/features.h"
 
-#define MAX_FILE_ROWS 20000u   /* earlier changes read per file */
+#define MAX_FILE_ROWS 20000u /* earlier changes read per file */
 
 enum { B_MINED, B_FILE, B_AUTHOR, B_COMP, NB };
 
@@ -173,8 +173,8 @@ static int cmp_change(const void *a, const void *b)
 }
 
 /* Distinct earlier commits to the touched files, as features.c reads. */
-static int files_asof(struct bughist *b, const struct patch *p,
-		      int64_t date, float *t)
+static int files_asof(struct bughist *b, const struct patch *p, int64_t date,
+		      float *t)
 {
 	struct changes cs = { 0 };
 	double bugs = 0, fixes = 0, n = 0;
@@ -193,10 +193,12 @@ static int files_asof(struct bughist *b, const struct patch *p,
 		sqlite3_bind_int64(st, 2, b->repo_id);
 		sqlite3_bind_int64(st, 3, date);
 		for (rows = 0; !rc && rows < MAX_FILE_ROWS &&
-			       sqlite3_step(st) == SQLITE_ROW; rows++)
+			       sqlite3_step(st) == SQLITE_ROW;
+		     rows++)
 			rc = changes_add(&cs, sqlite3_column_int64(st, 0),
-					 (sqlite3_column_int(st, 1) != 0) |
-					 (sqlite3_column_int(st, 2) != 0) << 1);
+					 (sqlite3_column_int(st, 1) !=
+					  0) | (sqlite3_column_int(st, 2) != 0)
+							 << 1);
 	}
 	if (!rc && cs.n)
 		qsort(cs.v, cs.n, sizeof(*cs.v), cmp_change);
@@ -213,8 +215,8 @@ static int files_asof(struct bughist *b, const struct patch *p,
 	return rc;
 }
 
-static void author_asof(struct bughist *b, const struct patch *p,
-			int64_t date, float *t)
+static void author_asof(struct bughist *b, const struct patch *p, int64_t date,
+			float *t)
 {
 	sqlite3_stmt *st;
 
@@ -229,8 +231,8 @@ static void author_asof(struct bughist *b, const struct patch *p,
 			     sqlite3_column_double(st, 0));
 }
 
-static int comp_asof(struct bughist *b, const struct patch *p,
-		     int64_t date, float *t)
+static int comp_asof(struct bughist *b, const struct patch *p, int64_t date,
+		     float *t)
 {
 	const char *subj = p->subject.clean;
 	size_t n = subject_component(subj);

@@ -18,7 +18,7 @@
 #include "scoring/patch/patch.h"
 #include "scoring/util/pt.h"
 
-#define BUGHIST_PRIOR_RATE 0.1   /* smoothing: the prior bug rate ... */
+#define BUGHIST_PRIOR_RATE 0.1	 /* smoothing: the prior bug rate ... */
 #define BUGHIST_PRIOR_WEIGHT 5.0 /* ... worth this many earlier changes */
 
 /* (bugs + prior rate * weight) / (n + weight) */

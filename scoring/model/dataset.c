@@ -72,25 +72,32 @@ int dataset_repo(int64_t *out, struct db *db, const char *repo)
 			return rc;
 		}
 		free(real);
-		return pt_error_set(PT_ENOTFOUND, "repository '%s' is not "
+		return pt_error_set(PT_ENOTFOUND,
+				    "repository '%s' is not "
 				    "mined; run 'patchtriage mine --repo %s'",
 				    repo, repo);
 	}
 	if (!n)
-		return pt_error_set(PT_ENOTFOUND, "no mined repository; run "
+		return pt_error_set(PT_ENOTFOUND,
+				    "no mined repository; run "
 				    "'patchtriage mine --repo DIR'");
 	if (n > 1)
-		return pt_error_set(PT_EINVAL, "%d repositories are mined; "
-				    "name one with --repo", n);
+		return pt_error_set(PT_EINVAL,
+				    "%d repositories are mined; "
+				    "name one with --repo",
+				    n);
 	return 0;
 }
 
 static const char *const fix_words[] = {
-	"fix", "bug", "crash", "leak", "null", "overflow", "underflow",
-	"race", "deadlock", "oops", "panic", "use-after-free", "uaf",
-	"corrupt", "regression", "incorrect", "wrong", "missing", "prevent",
-	"avoid", "invalid", "uninitiali", "out of bounds", "out-of-bounds",
-	"hang", "segfault", "error path", "double free", "warning", NULL,
+	"fix",	    "bug",	  "crash",	   "leak",
+	"null",	    "overflow",	  "underflow",	   "race",
+	"deadlock", "oops",	  "panic",	   "use-after-free",
+	"uaf",	    "corrupt",	  "regression",	   "incorrect",
+	"wrong",    "missing",	  "prevent",	   "avoid",
+	"invalid",  "uninitiali", "out of bounds", "out-of-bounds",
+	"hang",	    "segfault",	  "error path",	   "double free",
+	"warning",  NULL,
 };
 
 double dataset_keyword_score(const struct patch *p)
@@ -127,9 +134,9 @@ void dataset_task_mask(unsigned char *use, enum dataset_task t)
 void dataset_kamei_mask(unsigned char *use, enum dataset_task t)
 {
 	static const enum feat_id k[] = {
-		FEAT_NS, FEAT_ND, FEAT_NF, FEAT_ENTROPY, FEAT_LA, FEAT_LD,
-		FEAT_LT, FEAT_NDEV, FEAT_AGE, FEAT_NUC, FEAT_EXP, FEAT_REXP,
-		FEAT_SEXP,
+		FEAT_NS,  FEAT_ND,   FEAT_NF,	FEAT_ENTROPY, FEAT_LA,
+		FEAT_LD,  FEAT_LT,   FEAT_NDEV, FEAT_AGE,     FEAT_NUC,
+		FEAT_EXP, FEAT_REXP, FEAT_SEXP,
 	};
 	size_t i;
 
@@ -137,7 +144,7 @@ void dataset_kamei_mask(unsigned char *use, enum dataset_task t)
 	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
 		use[k[i]] = 1;
 	if (t == TASK_RISK)
-		use[FEAT_HAS_FIXES] = 1;   /* Kamei's FIX */
+		use[FEAT_HAS_FIXES] = 1; /* Kamei's FIX */
 }
 
 void dataset_mask_drop(unsigned char *use, enum feat_group g)
@@ -149,8 +156,7 @@ void dataset_mask_drop(unsigned char *use, enum feat_group g)
 			use[i] = 0;
 }
 
-void dataset_set_labels(struct dataset *ds, enum dataset_task t,
-			int64_t asof)
+void dataset_set_labels(struct dataset *ds, enum dataset_task t, int64_t asof)
 {
 	size_t i;
 
@@ -164,12 +170,12 @@ static int grow(struct dataset *ds, size_t cap)
 {
 	void *p;
 
-#define G(f)                                                                 \
-	do {                                                                 \
-		p = pt_reallocarray(ds->f, cap, sizeof(*ds->f));             \
-		if (!p)                                                      \
-			return PT_ENOMEM;                                    \
-		ds->f = p;                                                   \
+#define G(f)                                                     \
+	do {                                                     \
+		p = pt_reallocarray(ds->f, cap, sizeof(*ds->f)); \
+		if (!p)                                          \
+			return PT_ENOMEM;                        \
+		ds->f = p;                                       \
 	} while (0)
 	G(commit_id);
 	G(fix);
@@ -197,7 +203,7 @@ static int row_add(struct dataset *ds, struct feat_ctx *fc,
 
 	if (!sha || git_oid_fromstr(&oid, sha) ||
 	    git_commit_lookup(&commit, repo, &oid))
-		return 0;   /* not in this object database: skip the row */
+		return 0; /* not in this object database: skip the row */
 	rc = patch_from_commit(&p, repo, commit);
 	git_commit_free(commit);
 	if (rc)
@@ -396,8 +402,7 @@ static int regime_count(struct dataset_regime *r, struct db *db,
 	return 0;
 }
 
-static void regime_why(struct dataset_regime *r, size_t total,
-		       size_t total_fix)
+static void regime_why(struct dataset_regime *r, size_t total, size_t total_fix)
 {
 	char d[32], rule[96];
 
@@ -409,7 +414,8 @@ static void regime_why(struct dataset_regime *r, size_t total,
 		snprintf(rule, sizeof(rule), "the label regime rule gives %s",
 			 rd);
 	} else {
-		snprintf(rule, sizeof(rule), "the label regime rule would "
+		snprintf(rule, sizeof(rule),
+			 "the label regime rule would "
 			 "keep every row");
 	}
 	switch (r->how) {
@@ -419,8 +425,8 @@ static void regime_why(struct dataset_regime *r, size_t total,
 			 "before it carry Fixes:/Cc: stable, %.1f%% of the %zu "
 			 "from it on (it is the first month from which the "
 			 "trailing %d-month share stays at or above 1/%d of "
-			 "the share over all later commits)", d,
-			 pct(r->before_fix, r->before), r->before,
+			 "the share over all later commits)",
+			 d, pct(r->before_fix, r->before), r->before,
 			 pct(r->after_fix, r->after), r->after,
 			 DATASET_REGIME_WINDOW, DATASET_REGIME_DIV);
 		break;
@@ -429,23 +435,25 @@ static void regime_why(struct dataset_regime *r, size_t total,
 			 "every row kept: the trailing %d-month share of "
 			 "commits with Fixes:/Cc: stable never falls below 1/%d"
 			 " of the share over all later commits (%.1f%% of %zu "
-			 "commits carry them)", DATASET_REGIME_WINDOW,
-			 DATASET_REGIME_DIV, pct(total_fix, total), total);
+			 "commits carry them)",
+			 DATASET_REGIME_WINDOW, DATASET_REGIME_DIV,
+			 pct(total_fix, total), total);
 		break;
 	case REGIME_TOO_LITTLE:
 		snprintf(r->why, sizeof(r->why),
 			 "every row kept: too little data to tell when "
 			 "Fixes:/Cc: stable came into use (%zu commits, %zu "
 			 "with them; a start needs %d commits and %d with them "
-			 "from it on)", total, total_fix,
-			 DATASET_REGIME_MIN_ROWS, DATASET_REGIME_MIN_FIXES);
+			 "from it on)",
+			 total, total_fix, DATASET_REGIME_MIN_ROWS,
+			 DATASET_REGIME_MIN_FIXES);
 		break;
 	case REGIME_SINCE:
 		snprintf(r->why, sizeof(r->why),
 			 "rows before %s left out (--since; %.1f%% of the %zu "
 			 "commits before it carry Fixes:/Cc: stable, %.1f%% of "
-			 "the %zu from it on); %s", d,
-			 pct(r->before_fix, r->before), r->before,
+			 "the %zu from it on); %s",
+			 d, pct(r->before_fix, r->before), r->before,
 			 pct(r->after_fix, r->after), r->after, rule);
 		break;
 	case REGIME_ALL:
@@ -455,8 +463,8 @@ static void regime_why(struct dataset_regime *r, size_t total,
 	}
 }
 
-int dataset_regime(struct dataset_regime *out, struct db *db,
-		   int64_t repo_id, int64_t since)
+int dataset_regime(struct dataset_regime *out, struct db *db, int64_t repo_id,
+		   int64_t since)
 {
 	uint64_t *cn = NULL, *cf = NULL;
 	size_t nm, k, total, total_fix;
@@ -511,8 +519,10 @@ int dataset_parse_since(int64_t *out, const char *s)
 	memset(&tm, 0, sizeof(tm));
 	end = strptime(s, "%Y-%m-%d", &tm);
 	if (!end || *end)
-		return pt_error_set(PT_EINVAL, "bad --since '%s': a day "
-				    "(YYYY-MM-DD), 'all' or 'auto'", s);
+		return pt_error_set(PT_EINVAL,
+				    "bad --since '%s': a day "
+				    "(YYYY-MM-DD), 'all' or 'auto'",
+				    s);
 	*out = (int64_t)timegm(&tm);
 	/* the epoch itself would read as "all" */
 	if (!*out)
@@ -520,8 +530,7 @@ int dataset_parse_since(int64_t *out, const char *s)
 	return 0;
 }
 
-static int count_rows(size_t *n, struct db *db, int64_t repo_id,
-		      int64_t since)
+static int count_rows(size_t *n, struct db *db, int64_t repo_id, int64_t since)
 {
 	const int64_t args[] = { repo_id, since };
 	int64_t v;
@@ -563,7 +572,8 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	if (!rc && o->max_rows && total > o->max_rows)
 		skip = total - o->max_rows;
 	if (!rc)
-		rc = db_prepare(&st, db, "SELECT path, newest FROM repos "
+		rc = db_prepare(&st, db,
+				"SELECT path, newest FROM repos "
 				"WHERE id = ?");
 	if (rc)
 		goto out;

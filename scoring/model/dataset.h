@@ -42,23 +42,23 @@ enum dataset_task { TASK_FIX = 0, TASK_RISK = 1 };
 #define DATASET_REGIME_MIN_WINDOW 30
 #define DATASET_REGIME_MIN_ROWS 200
 #define DATASET_REGIME_MIN_FIXES 20
-#define DATASET_SINCE_AUTO INT64_MIN   /* dataset_opts.since: the regime */
+#define DATASET_SINCE_AUTO INT64_MIN /* dataset_opts.since: the regime */
 
 enum dataset_regime_how {
-	REGIME_FOUND,       /* rows before the start left out */
-	REGIME_THROUGHOUT,  /* trailers throughout: nothing left out */
-	REGIME_TOO_LITTLE,  /* too little data to tell: nothing left out */
-	REGIME_SINCE,       /* --since DAY: rows before it left out */
-	REGIME_ALL,         /* --since all: nothing left out */
+	REGIME_FOUND,	   /* rows before the start left out */
+	REGIME_THROUGHOUT, /* trailers throughout: nothing left out */
+	REGIME_TOO_LITTLE, /* too little data to tell: nothing left out */
+	REGIME_SINCE,	   /* --since DAY: rows before it left out */
+	REGIME_ALL,	   /* --since all: nothing left out */
 };
 
 struct dataset_regime {
 	enum dataset_regime_how how;
-	int64_t start;          /* first commit date kept; 0 = every row */
-	int64_t rule_start;     /* what the rule gives (0 = no cut) */
-	size_t before, before_fix;  /* commits before start, with trailers */
-	size_t after, after_fix;    /* from start on */
-	char why[480];          /* one sentence for reports and manifests */
+	int64_t start;		   /* first commit date kept; 0 = every row */
+	int64_t rule_start;	   /* what the rule gives (0 = no cut) */
+	size_t before, before_fix; /* commits before start, with trailers */
+	size_t after, after_fix;   /* from start on */
+	char why[480];		   /* one sentence for reports and manifests */
 };
 
 /*
@@ -67,8 +67,8 @@ struct dataset_regime {
  * a commit date (the override); the rule's own answer is always in
  * rule_start and named in why.
  */
-int dataset_regime(struct dataset_regime *out, struct db *db,
-		   int64_t repo_id, int64_t since);
+int dataset_regime(struct dataset_regime *out, struct db *db, int64_t repo_id,
+		   int64_t since);
 
 /*
  * --since as given: "auto" (DATASET_SINCE_AUTO), "all" (0) or a day
@@ -77,22 +77,22 @@ int dataset_regime(struct dataset_regime *out, struct db *db,
 int dataset_parse_since(int64_t *out, const char *s);
 
 struct dataset {
-	struct model_data *d;    /* d->y is scratch: set per task */
+	struct model_data *d; /* d->y is scratch: set per task */
 	size_t n;
 	int64_t *commit_id;
 	int *fix, *bug;
-	int64_t *discovered;     /* INT64_MAX when never */
-	unsigned char *negok;    /* labels.negative_ok */
-	double *keyword;         /* keyword baseline score of the fix task */
+	int64_t *discovered;  /* INT64_MAX when never */
+	unsigned char *negok; /* labels.negative_ok */
+	double *keyword;      /* keyword baseline score of the fix task */
 	unsigned char *has_reviewed, *has_tested;
-	int64_t newest;          /* repos.newest */
-	struct dataset_regime regime;  /* the rows' start and why */
+	int64_t newest;		      /* repos.newest */
+	struct dataset_regime regime; /* the rows' start and why */
 };
 
 struct dataset_opts {
 	/* commit_date >= since; 0 = all; DATASET_SINCE_AUTO: the regime */
 	int64_t since;
-	size_t max_rows;         /* keep the newest max_rows; 0 = all */
+	size_t max_rows; /* keep the newest max_rows; 0 = all */
 	unsigned hash_bits;
 	void (*progress)(size_t done, size_t total, void *ctx);
 	void *progress_ctx;
@@ -110,8 +110,7 @@ int dataset_repo(int64_t *out, struct db *db, const char *repo);
  * Labels of a task into ds->d->y.  Risk labels as known at ASOF (a bug
  * counts only when discovered before it; INT64_MAX = everything known).
  */
-void dataset_set_labels(struct dataset *ds, enum dataset_task t,
-			int64_t asof);
+void dataset_set_labels(struct dataset *ds, enum dataset_task t, int64_t asof);
 
 /* Column mask of a task: the fix task never sees the label group. */
 void dataset_task_mask(unsigned char *use, enum dataset_task t);

@@ -66,12 +66,12 @@ static int pool_reserve(struct pool *pl, size_t extra)
 		return 0;
 	while (cap < pl->n + extra)
 		cap *= 2;
-#define R(f)                                                                 \
-	do {                                                                 \
-		p = pt_reallocarray(f, cap, sizeof(*f));                     \
-		if (!p)                                                      \
-			return PT_ENOMEM;                                    \
-		f = p;                                                       \
+#define R(f)                                             \
+	do {                                             \
+		p = pt_reallocarray(f, cap, sizeof(*f)); \
+		if (!p)                                  \
+			return PT_ENOMEM;                \
+		f = p;                                   \
 	} while (0)
 	R(pl->row);
 	R(pl->y);
@@ -155,11 +155,12 @@ static int run_fold(struct run *r, unsigned k, int64_t from, int64_t to)
 		r->pool.y[base + i] = r->task == TASK_FIX ? ds->fix[row]
 							  : ds->bug[row];
 		r->pool.fold[base + i] = k;
-		r->pool.p[M_KEYWORD][base + i] =
-			r->task == TASK_FIX ? ds->keyword[row]
-					    : ds->d->effort[row];
+		r->pool.p[M_KEYWORD][base + i] = r->task == TASK_FIX
+							 ? ds->keyword[row]
+							 : ds->d->effort[row];
 		r->pool.p[M_RANDOM][base + i] =
-			(double)(metrics_rand(&r->rng) >> 11) / 9007199254740992.0;
+			(double)(metrics_rand(&r->rng) >> 11) /
+			9007199254740992.0;
 	}
 	/* training labels as known at the cut */
 	dataset_set_labels(ds, r->task, r->task == TASK_RISK ? from : 0);
@@ -215,16 +216,17 @@ static int run_task(struct buf *md, struct dataset *ds,
 			    : ds->d->time[ds->n - 1] + 1;
 	span = t1 - t0;
 	if (span <= 0)
-		return pt_error_set(PT_EINVAL, "history too short for a %s "
+		return pt_error_set(PT_EINVAL,
+				    "history too short for a %s "
 				    "evaluation with a %lld-day horizon",
 				    dataset_task_name(t),
 				    (long long)(o->horizon / DAY));
 	cut0 = t0 + (int64_t)((double)span * (1 - o->test_share));
 	for (k = 0; k < o->folds && k < 16 && !rc; k++) {
-		int64_t from = cut0 + (t1 - cut0) * (int64_t)k /
-					      (int64_t)o->folds;
-		int64_t to = cut0 + (t1 - cut0) * (int64_t)(k + 1) /
-					    (int64_t)o->folds;
+		int64_t from =
+			cut0 + (t1 - cut0) * (int64_t)k / (int64_t)o->folds;
+		int64_t to = cut0 +
+			     (t1 - cut0) * (int64_t)(k + 1) / (int64_t)o->folds;
 
 		rc = run_fold(&r, k, from, to);
 	}
@@ -248,14 +250,15 @@ int eval_run(struct buf *md, struct dataset *ds, const struct eval_opts *o,
 				    strerror(errno));
 	eval_day_str(d1, sizeof(d1), ds->n ? ds->d->time[0] : 0);
 	eval_day_str(d2, sizeof(d2), ds->n ? ds->d->time[ds->n - 1] : 0);
-	buf_addf(md, "# Evaluation: %s\n\n%zu mined commits from %s to %s. "
+	buf_addf(md,
+		 "# Evaluation: %s\n\n%zu mined commits from %s to %s. "
 		 "Walk-forward: the newest %.0f%% of the span is cut into %u "
 		 "test periods; each is scored by models trained only on the "
 		 "commits before it (risk: labelled as known at the cut, "
 		 "commits younger than %lld days at the cut not used as "
 		 "negatives; risk test periods end %lld days before the "
-		 "newest commit).\n\nLabel regime: %s.%s%s%s\n", o->title,
-		 ds->n, d1, d2, 100 * o->test_share, o->folds,
+		 "newest commit).\n\nLabel regime: %s.%s%s%s\n",
+		 o->title, ds->n, d1, d2, 100 * o->test_share, o->folds,
 		 (long long)(o->horizon / DAY), (long long)(o->horizon / DAY),
 		 ds->regime.why[0] ? ds->regime.why : "every row kept",
 		 o->command ? "\n\nCommand: `" : "",
@@ -265,13 +268,16 @@ int eval_run(struct buf *md, struct dataset *ds, const struct eval_opts *o,
 	if (!rc && (o->tasks & 2)) {
 		rc = run_task(md, ds, o, TASK_RISK, out_dir);
 		if (!rc) {
-			buf_addstr(md, "\nOdds of a bug (every commit whose risk "
+			buf_addstr(md,
+				   "\nOdds of a bug (every commit whose risk "
 				   "label is final):\n\n| | with: bugs / commits"
 				   " | without: bugs / commits | odds ratio | "
 				   "95% CI (Woolf) |\n|---|---:|---:|---:|---|"
 				   "\n");
-			eval_odds_row(md, TRAILER_KEY_REVIEWED " or "
-				      TRAILER_KEY_ACKED, ds, ds->has_reviewed);
+			eval_odds_row(md,
+				      TRAILER_KEY_REVIEWED
+				      " or " TRAILER_KEY_ACKED,
+				      ds, ds->has_reviewed);
 			eval_odds_row(md, TRAILER_KEY_TESTED, ds,
 				      ds->has_tested);
 		}

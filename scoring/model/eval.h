@@ -21,14 +21,14 @@
 #include "scoring/util/pt.h"
 
 struct eval_opts {
-	unsigned folds;          /* test periods (default 4) */
-	double test_share;       /* share of the span tested (default 0.5) */
-	int64_t horizon;         /* label horizon in seconds (365 days) */
-	int tasks;               /* 1 fix, 2 risk, 3 both */
+	unsigned folds;	   /* test periods (default 4) */
+	double test_share; /* share of the span tested (default 0.5) */
+	int64_t horizon;   /* label horizon in seconds (365 days) */
+	int tasks;	   /* 1 fix, 2 risk, 3 both */
 	uint64_t seed;
-	unsigned bootstrap;      /* resamples for intervals (200) */
-	const char *title;       /* what was measured, for the report */
-	const char *command;     /* how, for the report */
+	unsigned bootstrap;  /* resamples for intervals (200) */
+	const char *title;   /* what was measured, for the report */
+	const char *command; /* how, for the report */
 	void (*progress)(const char *what, void *ctx);
 	void *progress_ctx;
 };

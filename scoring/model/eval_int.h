@@ -17,9 +17,7 @@
 
 #define DAY 86400
 
-enum {
-	M_FULL, M_NOREVIEW, M_TEXT, M_KAMEI, M_KEYWORD, M_RANDOM, NMODELS
-};
+enum { M_FULL, M_NOREVIEW, M_TEXT, M_KAMEI, M_KEYWORD, M_RANDOM, NMODELS };
 
 /* The models' names in the report's table, and short, in plots and
    progress messages. */

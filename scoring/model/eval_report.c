@@ -28,8 +28,8 @@ static int calibrated(int m)
 /* ---- SVG ------------------------------------------------------------------ */
 
 static const char *const colours[] = {
-	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#7f7f7f",
-	"#8c564b", "#e377c2",
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+	"#9467bd", "#7f7f7f", "#8c564b", "#e377c2",
 };
 
 static void xml_text(struct buf *b, const char *s)
@@ -55,19 +55,23 @@ int eval_svg_plot(struct buf *out, const char *title, const char *xlabel,
 	size_t i, j;
 	int k;
 
-	buf_addf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	buf_addf(out,
+		 "<svg xmlns=\"http://www.w3.org/2000/svg\" "
 		 "width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
 		 "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" "
 		 "fill=\"white\"/>\n<text x=\"%.0f\" y=\"22\" "
-		 "text-anchor=\"middle\" font-size=\"14\">", W, H, W / 2);
+		 "text-anchor=\"middle\" font-size=\"14\">",
+		 W, H, W / 2);
 	xml_text(out, title);
-	buf_addf(out, "</text>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+	buf_addf(out,
+		 "</text>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
 		 "height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n",
 		 L, T, pw, ph);
 	for (k = 0; k <= 10; k += 2) {
 		double v = k / 10.0;
 
-		buf_addf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+		buf_addf(out,
+			 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 			 "y2=\"%.1f\" stroke=\"#ddd\"/>\n<text x=\"%.1f\" "
 			 "y=\"%.1f\" text-anchor=\"middle\">%.1f</text>\n"
 			 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
@@ -80,34 +84,43 @@ int eval_svg_plot(struct buf *out, const char *title, const char *xlabel,
 	buf_addf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
 		 L + pw / 2, H - 20);
 	xml_text(out, xlabel);
-	buf_addf(out, "</text>\n<text x=\"16\" y=\"%.0f\" text-anchor=\"middle\""
-		 " transform=\"rotate(-90 16 %.0f)\">", T + ph / 2, T + ph / 2);
+	buf_addf(out,
+		 "</text>\n<text x=\"16\" y=\"%.0f\" text-anchor=\"middle\""
+		 " transform=\"rotate(-90 16 %.0f)\">",
+		 T + ph / 2, T + ph / 2);
 	xml_text(out, ylabel);
 	buf_addstr(out, "</text>\n");
 	if (diagonal)
-		buf_addf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+		buf_addf(out,
+			 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 			 "y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>"
-			 "\n", L, T + ph, L + pw, T);
+			 "\n",
+			 L, T + ph, L + pw, T);
 	for (i = 0; i < ns; i++) {
 		size_t step = s[i].n > MAX_POINTS ? s[i].n / MAX_POINTS : 1;
 		const char *c = colours[i % 8];
 
-		buf_addf(out, "<polyline fill=\"none\" stroke=\"%s\" "
-			 "stroke-width=\"1.6\" points=\"", c);
+		buf_addf(out,
+			 "<polyline fill=\"none\" stroke=\"%s\" "
+			 "stroke-width=\"1.6\" points=\"",
+			 c);
 		for (j = 0; j < s[i].n; j += step) {
 			double x = s[i].x[j], y = s[i].y[j];
 
 			if (isnan(x) || isnan(y))
 				continue;
-			buf_addf(out, "%.1f,%.1f ", L + x * pw, T + ph - y * ph);
+			buf_addf(out, "%.1f,%.1f ", L + x * pw,
+				 T + ph - y * ph);
 		}
 		if (s[i].n && (s[i].n - 1) % step)
 			buf_addf(out, "%.1f,%.1f", L + s[i].x[s[i].n - 1] * pw,
 				 T + ph - s[i].y[s[i].n - 1] * ph);
-		buf_addf(out, "\"/>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" "
+		buf_addf(out,
+			 "\"/>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" "
 			 "height=\"3\" fill=\"%s\"/>\n<text x=\"%.0f\" "
-			 "y=\"%.0f\">", L + 10, T + 12 + 15 * (double)i, c,
-			 L + 28, T + 16 + 15 * (double)i);
+			 "y=\"%.0f\">",
+			 L + 10, T + 12 + 15 * (double)i, c, L + 28,
+			 T + 16 + 15 * (double)i);
 		xml_text(out, s[i].name);
 		buf_addstr(out, "</text>\n");
 	}
@@ -278,9 +291,9 @@ static int plot_reliability(struct run *r, const char *dir, struct buf *md)
 			       &svg);
 	buf_free(&svg);
 	buf_addstr(md, "\nReliability of the full model (10 equal-width bins "
-		   "of p; ECE weighs each bin's |mean p - observed| by its "
-		   "share of rows):\n\n| bin | rows | mean p | observed |\n"
-		   "|---|---:|---:|---:|\n");
+		       "of p; ECE weighs each bin's |mean p - observed| by its "
+		       "share of rows):\n\n| bin | rows | mean p | observed |\n"
+		       "|---|---:|---:|---:|\n");
 	for (b = 0; b < METRICS_ECE_BINS; b++) {
 		struct metrics_bin *k = &bins[M_FULL][b];
 
@@ -332,9 +345,10 @@ static int plot_lift(struct run *r, const char *dir)
 	struct pool *pl = &r->pool;
 	struct eval_series s[6];
 	double *x[6] = { 0 }, *y[6] = { 0 }, *eff, *sc[6] = { 0 };
-	const char *names[6] = { "full (by p/LOC)", "kamei (by p/LOC)",
-				 "keyword (by score/LOC)", "random",
-				 "full (by p)", "optimal" };
+	const char *names[6] = {
+		"full (by p/LOC)", "kamei (by p/LOC)", "keyword (by score/LOC)",
+		"random",	   "full (by p)",      "optimal"
+	};
 	struct buf svg = BUF_INIT;
 	int risk = r->task == TASK_RISK, rc = 0;
 	size_t i, k;
@@ -366,10 +380,11 @@ static int plot_lift(struct run *r, const char *dir)
 		s[k].y = y[k];
 	}
 	if (!rc)
-		rc = eval_svg_plot(&svg, risk ? "lift: bugs found per share of "
-					       "changed lines"
-					     : "lift: fixes found per share of "
-					       "commits",
+		rc = eval_svg_plot(&svg,
+				   risk ? "lift: bugs found per share of "
+					  "changed lines"
+					: "lift: fixes found per share of "
+					  "commits",
 				   risk ? "share of changed lines inspected"
 					: "share of commits inspected",
 				   "share of positives found", s, 6, 1);
@@ -436,7 +451,8 @@ int eval_report_task(struct buf *md, struct run *r, const char *dir)
 				       "Cc: stable, hidden from the model)"
 				     : "bug risk (label: bug-introducing)");
 	if (!pl->n || !pos || pos == pl->n) {
-		buf_addf(md, "No usable test rows (%zu rows, %zu positive).\n%s",
+		buf_addf(md,
+			 "No usable test rows (%zu rows, %zu positive).\n%s",
 			 pl->n, pos, r->notes.ptr);
 		return 0;
 	}
@@ -450,10 +466,13 @@ int eval_report_task(struct buf *md, struct run *r, const char *dir)
 		rc = auc_interval(&dlo, &dhi, r, M_FULL, M_KEYWORD);
 	if (rc)
 		return rc;
-	buf_addf(md, "Pooled over %u walk-forward test periods: %zu commits, "
-		 "%zu positive (%.1f%%).\n\n", pl->nfolds_run, pl->n, pos,
+	buf_addf(md,
+		 "Pooled over %u walk-forward test periods: %zu commits, "
+		 "%zu positive (%.1f%%).\n\n",
+		 pl->nfolds_run, pl->n, pos,
 		 100.0 * (double)pos / (double)pl->n);
-	buf_addstr(md, "| model | ROC-AUC | PR-AUC | P@20/day | P@100 | "
+	buf_addstr(md,
+		   "| model | ROC-AUC | PR-AUC | P@20/day | P@100 | "
 		   "recall@20% LOC (by p) | recall@20% LOC (by p/LOC) | Popt | "
 		   "Brier | ECE |\n|---|---:|---:|---:|---:|---:|---:|---:|"
 		   "---:|---:|\n");
@@ -470,18 +489,20 @@ int eval_report_task(struct buf *md, struct run *r, const char *dir)
 		num(md, s[m].ece, 4);
 		buf_addch(md, '\n');
 	}
-	buf_addf(md, "\nROC-AUC with %u-resample bootstrap 95%% intervals: "
+	buf_addf(md,
+		 "\nROC-AUC with %u-resample bootstrap 95%% intervals: "
 		 "full %.3f [%.3f, %.3f]; keyword %.3f [%.3f, %.3f]; full "
-		 "minus keyword %+.3f [%+.3f, %+.3f].\n", r->o->bootstrap,
-		 s[M_FULL].auc, lo, hi, s[M_KEYWORD].auc, klo, khi,
-		 s[M_FULL].auc - s[M_KEYWORD].auc, dlo, dhi);
-	buf_addf(md, "Review/testing ablation: ROC-AUC %+.3f, PR-AUC %+.3f "
+		 "minus keyword %+.3f [%+.3f, %+.3f].\n",
+		 r->o->bootstrap, s[M_FULL].auc, lo, hi, s[M_KEYWORD].auc, klo,
+		 khi, s[M_FULL].auc - s[M_KEYWORD].auc, dlo, dhi);
+	buf_addf(md,
+		 "Review/testing ablation: ROC-AUC %+.3f, PR-AUC %+.3f "
 		 "when those columns are removed.\n",
 		 s[M_NOREVIEW].auc - s[M_FULL].auc,
 		 s[M_NOREVIEW].ap - s[M_FULL].ap);
 	buf_addstr(md, "\n| period | train rows | test rows | positives | "
-		   "full | no-review | text | kamei | keyword |\n"
-		   "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		       "full | no-review | text | kamei | keyword |\n"
+		       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (i = 0; i < pl->nfolds_run; i++) {
 		eval_day_str(d1, sizeof(d1), pl->fold_from[i]);
 		eval_day_str(d2, sizeof(d2), pl->fold_to[i]);
@@ -499,8 +520,10 @@ int eval_report_task(struct buf *md, struct run *r, const char *dir)
 		rc = plot_curves(r, dir, 1);
 	if (!rc)
 		rc = plot_lift(r, dir);
-	buf_addf(md, "\n![ROC](%1$s-roc.svg) ![PR](%1$s-pr.svg) "
+	buf_addf(md,
+		 "\n![ROC](%1$s-roc.svg) ![PR](%1$s-pr.svg) "
 		 "![reliability](%1$s-reliability.svg) ![lift](%1$s-lift.svg)"
-		 "\n", dataset_task_name(r->task));
+		 "\n",
+		 dataset_task_name(r->task));
 	return rc;
 }

@@ -14,7 +14,7 @@
 
 #include "scoring/patch/trailer.h"
 
-#define TEXT_TOKENS 12   /* text tokens listed at most */
+#define TEXT_TOKENS 12 /* text tokens listed at most */
 
 void explain_free(struct explain_reason *r, size_t n)
 {
@@ -91,9 +91,11 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 		return buf_addf(b, "%s: unknown", desc);
 	switch (id) {
 	case FEAT_MAINT_REVIEW:
-		return buf_addf(b, x > 0 ? "reviewed by a maintainer of %s"
-				       : "no " TRAILER_KEY_REVIEWED " from a "
-					 "maintainer of %s", dir_or(v));
+		return buf_addf(b,
+				x > 0 ? "reviewed by a maintainer of %s"
+				      : "no " TRAILER_KEY_REVIEWED " from a "
+					"maintainer of %s",
+				dir_or(v));
 	case FEAT_N_REVIEWED:
 	case FEAT_N_ACKED:
 	case FEAT_N_TESTED:
@@ -106,8 +108,10 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 	case FEAT_REV_BUGRATE:
 		return buf_addf(b, "reviewers' past bug rate %.0f%%", 100 * x);
 	case FEAT_FILE_BUGS:
-		return buf_addf(b, "the touched files had %g known bug%s "
-				"before", x, x == 1 ? "" : "s");
+		return buf_addf(b,
+				"the touched files had %g known bug%s "
+				"before",
+				x, x == 1 ? "" : "s");
 	case FEAT_FILE_FIXES:
 		return buf_addf(b, "the touched files had %g fix%s before", x,
 				x == 1 ? "" : "es");
@@ -118,7 +122,8 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 		return buf_addf(b, "the author had %g known bug%s before", x,
 				x == 1 ? "" : "s");
 	case FEAT_AUTHOR_BUGRATE:
-		return buf_addf(b, "the author's past bug rate %.0f%%", 100 * x);
+		return buf_addf(b, "the author's past bug rate %.0f%%",
+				100 * x);
 	case FEAT_COMP_CHANGES:
 		return buf_addf(b, "%g earlier commits to this component", x);
 	case FEAT_COMP_BUGRATE:
@@ -145,11 +150,15 @@ static int sentence(struct buf *b, enum feat_id id, double x,
 	case FEAT_AGE:
 		return buf_addf(b, "%s: %.1f", desc, x);
 	case FEAT_HOUR:
-		return buf_addf(b, "authored between %02.0f:00 and %02.0f:59, "
-				"the author's local time", x, x);
+		return buf_addf(b,
+				"authored between %02.0f:00 and %02.0f:59, "
+				"the author's local time",
+				x, x);
 	case FEAT_REV_PRIOR:
-		return buf_addf(b, "the reviewers' earlier reviews, counted "
-				"together: %g", x);
+		return buf_addf(b,
+				"the reviewers' earlier reviews, counted "
+				"together: %g",
+				x);
 	case FEAT_ENTROPY:
 	case FEAT_REXP:
 		return buf_addf(b, "%s: %.2f", desc, x);
@@ -212,27 +221,29 @@ static int cmp_weight(const void *a, const void *b)
 enum { AT_SUBJ = 1, AT_LOG = 2, AT_ADD = 4, AT_DEL = 8, AT_PREFIX = 16 };
 
 struct word {
-	char *key;          /* the word as the tokenizer wrote it */
-	unsigned at;        /* AT_* where it occurs */
-	double w;           /* its share of the log-odds */
+	char *key;   /* the word as the tokenizer wrote it */
+	unsigned at; /* AT_* where it occurs */
+	double w;    /* its share of the log-odds */
 };
 
 struct words {
 	struct word *v;
 	size_t n, cap;
-	double other;       /* function words and the rest */
+	double other; /* function words and the rest */
 	size_t nother;
 };
 
 static int is_function_word(const char *w)
 {
 	static const char *const fw[] = {
-		"a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
-		"has", "in", "into", "is", "it", "of", "on", "or", "that",
-		"the", "this", "to", "was", "when", "with", "after", "before",
-		"not", "no", "we", "if", "so", "but", "can", "its", "which",
-		"also", "been", "have", "then", "there", "these", "those",
-		"will", "would", "should", "could", "may", "our", "than",
+		"a",	 "an",	 "and",	  "are",    "as",    "at",     "be",
+		"by",	 "for",	 "from",  "has",    "in",    "into",   "is",
+		"it",	 "of",	 "on",	  "or",	    "that",  "the",    "this",
+		"to",	 "was",	 "when",  "with",   "after", "before", "not",
+		"no",	 "we",	 "if",	  "so",	    "but",   "can",    "its",
+		"which", "also", "been",  "have",   "then",  "there",  "these",
+		"those", "will", "would", "should", "could", "may",    "our",
+		"than",
 	};
 	size_t i;
 
@@ -248,8 +259,8 @@ static int word_class(unsigned at)
 	return at & AT_PREFIX ? 2 : at & (AT_ADD | AT_DEL) ? 1 : 0;
 }
 
-static int word_add(struct words *ws, const char *key, size_t len,
-		    unsigned at, double w)
+static int word_add(struct words *ws, const char *key, size_t len, unsigned at,
+		    double w)
 {
 	size_t i;
 
@@ -315,8 +326,8 @@ static int pair_add(struct words *ws, const struct feat_vec *v,
 			continue;
 		if (!has_token(v, ns2, b, bl))
 			return word_add(ws, pair, i, at, w);
-		return word_add(ws, pair, i, at, w / 2) ?:
-		       word_add(ws, b, bl, at, w / 2);
+		return word_add(ws, pair, i, at, w / 2)
+			       ?: word_add(ws, b, bl, at, w / 2);
 	}
 	return word_add(ws, pair, len, at, w);
 }
@@ -430,16 +441,18 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
 			continue;
 		}
 		buf_reset(&b);
-		rc = word_sentence(&b, w) ?:
-		     push(r, n, cap, &b, "text", 1, w->w, 1);
+		rc = word_sentence(&b, w)
+			     ?: push(r, n, cap, &b, "text", 1, w->w, 1);
 		shown++;
 	}
 	if (!rc && ws.nother) {
 		buf_reset(&b);
-		rc = buf_addf(&b, "%zu other word%s of the subject, changelog "
-			      "and code", ws.nother, ws.nother == 1 ? "" : "s") ?:
-		     push(r, n, cap, &b, "text.other", (double)ws.nother,
-			  ws.other, 1);
+		rc = buf_addf(&b,
+			      "%zu other word%s of the subject, changelog "
+			      "and code",
+			      ws.nother, ws.nother == 1 ? "" : "s")
+			     ?: push(r, n, cap, &b, "text.other",
+				     (double)ws.nother, ws.other, 1);
 	}
 	for (i = 0; i < ws.n; i++)
 		free(ws.v[i].key);
@@ -468,9 +481,9 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		if (c[i].is_sparse || c[i].index >= FEAT_NTAB)
 			continue;
 		buf_reset(&b);
-		rc = sentence(&b, id, v->tab[id], v) ?:
-		     push(&r, n, &cap, &b, feat_name(id), v->tab[id],
-			  c[i].value, 0);
+		rc = sentence(&b, id, v->tab[id], v)
+			     ?: push(&r, n, &cap, &b, feat_name(id), v->tab[id],
+				     c[i].value, 0);
 	}
 	if (!rc)
 		rc = text_rows(&r, n, &cap, c, nc, v);

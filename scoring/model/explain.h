@@ -17,14 +17,14 @@
 #include "scoring/util/pt.h"
 
 struct explain_reason {
-	char *text;         /* "no Fixes: tag" */
-	const char *feature;/* column name; "text": a word or code token of
+	char *text;	     /* "no Fixes: tag" */
+	const char *feature; /* column name; "text": a word or code token of
 			     * this patch; "text.other": the text model's
 			     * remaining tokens (function words, the rest) */
-	double value;       /* the column's value (NAN = missing); for
+	double value;	     /* the column's value (NAN = missing); for
 			     * "text.other" the number of tokens */
-	double weight;      /* contribution to the log-odds */
-	int is_text;        /* from the text model */
+	double weight;	     /* contribution to the log-odds */
+	int is_text;	     /* from the text model */
 };
 
 /*

@@ -35,28 +35,32 @@ static const char *missing(enum feat_id id)
 int explain_cycle(struct buf *b, enum feat_id id, double x,
 		  const struct feat_vec *v)
 {
-	const char *tag = id == FEAT_DAYS_RELEASE ? v->release
-						  : v->release_tag;
+	const char *tag = id == FEAT_DAYS_RELEASE ? v->release : v->release_tag;
 
 	if (isnan(x) || !tag)
-		return buf_addf(b, "no mainline %s known before it was %s "
-				"(%s)", id == FEAT_DAYS_RELEASE ? "release"
-								 : "tag",
+		return buf_addf(b,
+				"no mainline %s known before it was %s "
+				"(%s)",
+				id == FEAT_DAYS_RELEASE ? "release" : "tag",
 				verb(v), missing(id));
 	switch (id) {
 	case FEAT_RC:
 		return buf_addf(b, "%s while the mainline was at %s", verb(v),
 				tag);
 	case FEAT_LATE_RC:
-		return buf_addf(b, "%s while the mainline was at %s, %s late "
-				"-rc (rc%d or later)", verb(v), tag,
-				x > 0 ? "a" : "not a", CYCLE_LATE_RC);
+		return buf_addf(b,
+				"%s while the mainline was at %s, %s late "
+				"-rc (rc%d or later)",
+				verb(v), tag, x > 0 ? "a" : "not a",
+				CYCLE_LATE_RC);
 	case FEAT_DAYS_TAG:
 		return buf_addf(b, "%s %.1f days after the mainline's %s tag",
 				verb(v), x, tag);
 	case FEAT_DAYS_RELEASE:
-		return buf_addf(b, "%s %.1f days after the mainline's %s "
-				"release", verb(v), x, tag);
+		return buf_addf(b,
+				"%s %.1f days after the mainline's %s "
+				"release",
+				verb(v), x, tag);
 	default:
 		return PT_EINVAL;
 	}

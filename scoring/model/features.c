@@ -17,7 +17,7 @@
 #include "scoring/model/features_int.h"
 #include "scoring/model/histsum.h"
 
-#define MAX_TOKENS 20000u      /* hashed entries before de-duplication */
+#define MAX_TOKENS 20000u /* hashed entries before de-duplication */
 
 static const struct feat_info {
 	const char *name, *desc;
@@ -29,8 +29,8 @@ static const struct feat_info {
 };
 
 static const char *const group_names[FEAT_NGROUPS] = {
-	"size", "history", "experience", "code", "review", "testing",
-	"process", "conversation", "label", "text",
+	"size",	   "history", "experience",   "code",  "review",
+	"testing", "process", "conversation", "label", "text",
 };
 
 static const char *name_list[FEAT_NTAB + 1];
@@ -229,13 +229,15 @@ static void patch_process(const struct patch *p, float *t)
 	t[FEAT_HOUR] = (float)(((local % 86400) + 86400) % 86400 / 3600);
 	if (p->source == PATCH_FROM_GIT) {
 		t[FEAT_LATENCY] =
-			(float)((double)(p->commit_date - p->author_date) / DAY);
+			(float)((double)(p->commit_date - p->author_date) /
+				DAY);
 		t[FEAT_AUTHOR_IS_COMMITTER] =
 			p->author.email && p->committer.email &&
 			!strcasecmp(p->author.email, p->committer.email);
 	} else {
 		t[FEAT_VERSION] = (float)p->subject.version;
-		t[FEAT_SERIES] = (float)(p->subject.total ? p->subject.total : 1);
+		t[FEAT_SERIES] =
+			(float)(p->subject.total ? p->subject.total : 1);
 		t[FEAT_RESEND] = p->subject.is_resend;
 	}
 }

@@ -14,7 +14,7 @@
 #include "scoring/model/features_int.h"
 #include "scoring/util/fnv.h"
 
-#define MAX_CODE_LINES 4000u   /* lines of a diff looked at for tokens */
+#define MAX_CODE_LINES 4000u /* lines of a diff looked at for tokens */
 
 /* ---- code -------------------------------------------------------------- */
 
@@ -27,10 +27,11 @@ static int has_suffix(const char *s, const char *suf)
 
 static int is_doc(const char *path)
 {
-	return !strncmp(path, "doc/", 4) || !strncmp(path, "Documentation/", 14) ||
-	       strstr(path, "/doc/") || has_suffix(path, ".rst") ||
-	       has_suffix(path, ".md") || has_suffix(path, ".txt") ||
-	       has_suffix(path, ".html") || has_suffix(path, ".svg");
+	return !strncmp(path, "doc/", 4) ||
+	       !strncmp(path, "Documentation/", 14) || strstr(path, "/doc/") ||
+	       has_suffix(path, ".rst") || has_suffix(path, ".md") ||
+	       has_suffix(path, ".txt") || has_suffix(path, ".html") ||
+	       has_suffix(path, ".svg");
 }
 
 static int is_test(const char *path)
@@ -54,8 +55,9 @@ static int is_build(const char *path)
 static int is_arch(const char *path)
 {
 	static const char *const parts[] = {
-		"/x86", "/arm", "/ppc", "/powerpc", "/riscv", "/loongarch",
-		"/aarch64", "/mips", "/s390", "/sparc", NULL,
+		"/x86",	  "/arm",	"/ppc",	    "/powerpc",
+		"/riscv", "/loongarch", "/aarch64", "/mips",
+		"/s390",  "/sparc",	NULL,
 	};
 	size_t i;
 
@@ -69,7 +71,7 @@ static int is_arch(const char *path)
 
 struct code_acc {
 	unsigned lines, code_lines, comment_lines;
-	uint64_t ws_add, ws_del;   /* order-free sums of stripped lines */
+	uint64_t ws_add, ws_del; /* order-free sums of stripped lines */
 	unsigned nws_add, nws_del, ws_diff;
 	int all_doc, all_test, all_build, any_file;
 };
@@ -92,8 +94,8 @@ static int is_comment_or_blank(const char *s, size_t len)
 		s++;
 		len--;
 	}
-	return !len || *s == '*' || (len >= 2 && s[0] == '/' &&
-				     (s[1] == '*' || s[1] == '/')) ||
+	return !len || *s == '*' ||
+	       (len >= 2 && s[0] == '/' && (s[1] == '*' || s[1] == '/')) ||
 	       (len >= 2 && s[len - 2] == '*' && s[len - 1] == '/' &&
 		contains(s, len, "/*"));
 }
@@ -236,7 +238,7 @@ static void dir_of(const char *path, char *out, size_t cap)
 /* Kamei's size and diffusion measures from the diff itself. */
 static int size_measures(const struct patch *p, struct feat_vec *v)
 {
-	char (*dirs)[256] = NULL, (*tops)[128] = NULL, best[256] = "";
+	char(*dirs)[256] = NULL, (*tops)[128] = NULL, best[256] = "";
 	size_t i, j, nd = 0, ns = 0, bestlines = 0;
 	double total = (double)p->added + (double)p->removed, ent = 0;
 	float *t = v->tab;

@@ -18,8 +18,8 @@
 #include "scoring/model/histsum.h"
 #include "scoring/patch/trailer.h"
 
-#define REV_PRIOR_RATE 0.1     /* smoothing: prior bug rate of a reviewer */
-#define REV_PRIOR_WEIGHT 5.0   /* ... worth this many reviewed commits */
+#define REV_PRIOR_RATE 0.1   /* smoothing: prior bug rate of a reviewer */
+#define REV_PRIOR_WEIGHT 5.0 /* ... worth this many reviewed commits */
 #define FREQUENT_REVIEWER 50
 
 static const char *const queries[NQ] = {
@@ -121,8 +121,7 @@ int64_t feat_mined_id(struct feat_ctx *c, const struct patch *p)
 	st = q(c, Q_COMMIT);
 	sqlite3_bind_int64(st, 1, c->repo_id);
 	sqlite3_bind_text(st, 2, p->commit_id, -1, SQLITE_STATIC);
-	return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
-					      : 0;
+	return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 }
 
 void feat_history_mined(struct feat_ctx *c, int64_t id, float *t)
@@ -171,7 +170,7 @@ void feat_history_unmined(struct feat_ctx *c, const struct patch *p,
 	t[FEAT_REXP] = (float)rexp;
 }
 
-#define MAX_FILE_ROWS 20000u   /* earlier changes read per file */
+#define MAX_FILE_ROWS 20000u /* earlier changes read per file */
 
 struct ids {
 	int64_t *v;
@@ -245,8 +244,8 @@ static int same_top(const struct patch *p, const char *path)
  * and addresses are not folded through .mailmap, so a value can differ
  * from the miner's for the same change; missing would differ more.
  */
-int feat_files_unmined(struct feat_ctx *c, const struct patch *p,
-		       int64_t date, float *t)
+int feat_files_unmined(struct feat_ctx *c, const struct patch *p, int64_t date,
+		       float *t)
 {
 	struct ids devs = { 0 }, cms = { 0 };
 	double lt = 0, age = 0;
@@ -269,12 +268,16 @@ int feat_files_unmined(struct feat_ctx *c, const struct patch *p,
 		sqlite3_bind_int64(st, 2, c->repo_id);
 		sqlite3_bind_int64(st, 3, date);
 		for (rows = 0; !rc && rows < MAX_FILE_ROWS &&
-			       sqlite3_step(st) == SQLITE_ROW; rows++) {
+			       sqlite3_step(st) == SQLITE_ROW;
+		     rows++) {
 			if (!rows) {
-				const char *status = (const char *)
-					sqlite3_column_text(st, 3);
-				double d = (double)(date -
-					sqlite3_column_int64(st, 2)) / DAY;
+				const char *status =
+					(const char *)sqlite3_column_text(st,
+									  3);
+				double d =
+					(double)(date -
+						 sqlite3_column_int64(st, 2)) /
+					DAY;
 
 				age += d > 0 ? d : 0;
 				nold++;

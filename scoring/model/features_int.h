@@ -21,22 +21,30 @@
 
 /* The as-of queries (features_db.c), prepared once per context. */
 enum {
-	Q_COMMIT, Q_FEATURES, Q_REVIEWS, Q_TAG, Q_RELEASE, Q_AUTHOR,
-	Q_REVIEWER, Q_FILE, Q_AUTHOR_FILES, NQ
+	Q_COMMIT,
+	Q_FEATURES,
+	Q_REVIEWS,
+	Q_TAG,
+	Q_RELEASE,
+	Q_AUTHOR,
+	Q_REVIEWER,
+	Q_FILE,
+	Q_AUTHOR_FILES,
+	NQ
 };
 
 struct feat_ctx {
 	struct db *db;
 	int64_t repo_id;
 	sqlite3_stmt *st[NQ];
-	struct histsum *hs;  /* summaries for unmined patches (histsum.c) */
-	struct bughist *bh;  /* the past-bug columns (bughist.c) */
+	struct histsum *hs; /* summaries for unmined patches (histsum.c) */
+	struct bughist *bh; /* the past-bug columns (bughist.c) */
 };
 
 struct tok {
 	uint32_t index;
-	unsigned char ns;      /* namespace number, for per-namespace scaling */
-	char *name;            /* with FEAT_NAMES */
+	unsigned char ns; /* namespace number, for per-namespace scaling */
+	char *name;	  /* with FEAT_NAMES */
 };
 
 struct toks {
@@ -48,7 +56,11 @@ struct toks {
 
 /* The namespaces of the hashed entries (ns_names in features.c). */
 enum {
-	NS_SUBJ, NS_WORD, NS_BIGRAM, NS_ADD, NS_DEL,
+	NS_SUBJ,
+	NS_WORD,
+	NS_BIGRAM,
+	NS_ADD,
+	NS_DEL,
 	NS_VERB,   /* the subject's first word after its prefix, and pair */
 	NS_PREFIX, /* the subject's component prefix ("net/ice") */
 	NNS
@@ -94,8 +106,8 @@ void feat_history_unmined(struct feat_ctx *c, const struct patch *p,
 			  int64_t date, float *t);
 void feat_reviews_unmined(struct feat_ctx *c, const struct patch *p,
 			  int64_t date, float *t);
-int feat_files_unmined(struct feat_ctx *c, const struct patch *p,
-		       int64_t date, float *t);
+int feat_files_unmined(struct feat_ctx *c, const struct patch *p, int64_t date,
+		       float *t);
 /*
  * The mainline's release cycle at date (its newest mainline tag, never
  * a stable one): rc, late rc, days since that tag and since the newest

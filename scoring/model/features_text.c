@@ -20,10 +20,24 @@
  * their own above the sign-offs).
  */
 static const char *const dropped_keys[] = {
-	"fixes", "cc", "link", "closes", "signed-off-by", "reviewed-by",
-	"acked-by", "tested-by", "reported-by", "suggested-by",
-	"co-developed-by", "reported-and-tested-by", "bugzilla id",
-	"coverity issue", "message-id", "change-id", "bug", "buglink",
+	"fixes",
+	"cc",
+	"link",
+	"closes",
+	"signed-off-by",
+	"reviewed-by",
+	"acked-by",
+	"tested-by",
+	"reported-by",
+	"suggested-by",
+	"co-developed-by",
+	"reported-and-tested-by",
+	"bugzilla id",
+	"coverity issue",
+	"message-id",
+	"change-id",
+	"bug",
+	"buglink",
 	NULL,
 };
 
@@ -148,11 +162,28 @@ int feat_clean_changelog(struct buf *cl, const struct patch *p)
 }
 
 static const char *const phrases[] = {
-	"null pointer dereference", "use-after-free", "use after free",
-	"double free", "memory leak", "out-of-bounds", "out of bounds",
-	"buffer overflow", "integer overflow", "deadlock", "race condition",
-	"uninitialized", "segmentation fault", "segfault", "crash", "hang",
-	"corruption", "kasan", "regression", "leak", "overflow", "fix",
+	"null pointer dereference",
+	"use-after-free",
+	"use after free",
+	"double free",
+	"memory leak",
+	"out-of-bounds",
+	"out of bounds",
+	"buffer overflow",
+	"integer overflow",
+	"deadlock",
+	"race condition",
+	"uninitialized",
+	"segmentation fault",
+	"segfault",
+	"crash",
+	"hang",
+	"corruption",
+	"kasan",
+	"regression",
+	"leak",
+	"overflow",
+	"fix",
 	NULL,
 };
 
@@ -168,14 +199,15 @@ int feat_find_phrase(struct feat_vec *v, const char *subj, const char *cl)
 }
 
 static const char *const tested_words[] = {
-	"tested on", "tested with", "tested it", "tested by running",
-	"tested using", "i tested", "was tested", "testing on", "test result",
-	"tested-on", "verified on", "reproduced on", NULL,
+	"tested on",	"tested with", "tested it",   "tested by running",
+	"tested using", "i tested",    "was tested",  "testing on",
+	"test result",	"tested-on",   "verified on", "reproduced on",
+	NULL,
 };
 
 static const char *const bot_words[] = {
-	"syzbot", "syzkaller", "kernel test robot", "lkp@intel.com", "0day",
-	"kernelci", "coverity", "oss-fuzz", "clusterfuzz", NULL,
+	"syzbot",   "syzkaller", "kernel test robot", "lkp@intel.com", "0day",
+	"kernelci", "coverity",	 "oss-fuzz",	      "clusterfuzz",   NULL,
 };
 
 static int any_word(const char *s, const char *const *w)
@@ -195,8 +227,7 @@ void feat_trailer_counts(const struct patch *p, const char *msg, float *t)
 	t[FEAT_N_ACKED] = (float)patch_count_trailers(p, TRAILER_ACKED);
 	t[FEAT_N_TESTED] = (float)patch_count_trailers(p, TRAILER_TESTED);
 	t[FEAT_N_REPORTED] = (float)patch_count_trailers(p, TRAILER_REPORTED);
-	t[FEAT_N_SUGGESTED] =
-		(float)patch_count_trailers(p, TRAILER_SUGGESTED);
+	t[FEAT_N_SUGGESTED] = (float)patch_count_trailers(p, TRAILER_SUGGESTED);
 	t[FEAT_N_SIGNOFF] = (float)patch_count_trailers(p, TRAILER_SIGNED_OFF);
 	for (i = 0; i < p->ntrailers; i++) {
 		const struct trailer *tr = &p->trailers[i];

@@ -36,14 +36,14 @@
 #include "scoring/store/db_row.h"
 #include "scoring/util/strmap.h"
 
-#define MAX_FILE_ROWS 20000u   /* as features.c: newest changes per file */
+#define MAX_FILE_ROWS 20000u /* as features.c: newest changes per file */
 #define DAY 86400.0
 #define NEVER INT64_MAX
 
 enum {
-	FROW = 41,   /* date, known, commit, author, lines (8 each), fix */
-	AROW = 16,   /* date, commit */
-	RROW = 16,   /* date, known (reviewers, authors, components) */
+	FROW = 41, /* date, known, commit, author, lines (8 each), fix */
+	AROW = 16, /* date, commit */
+	RROW = 16, /* date, known (reviewers, authors, components) */
 };
 
 /* ---- records -------------------------------------------------------- */
@@ -128,9 +128,8 @@ static int put_blob(struct db *db, sqlite3_stmt *ins, int64_t repo_id,
 }
 
 /* A builder's query (?1 bound to repo_id) and insert, to finalise. */
-static int prepare_build(sqlite3_stmt **st, sqlite3_stmt **ins,
-			 struct db *db, int64_t repo_id, const char *sel,
-			 const char *ins_sql)
+static int prepare_build(sqlite3_stmt **st, sqlite3_stmt **ins, struct db *db,
+			 int64_t repo_id, const char *sel, const char *ins_sql)
 {
 	int rc = db_prepare(st, db, sel);
 
@@ -211,7 +210,7 @@ out:
 struct topacc {
 	struct buf rows;
 	size_t n;
-	int64_t last;       /* the last commit added: one record a commit */
+	int64_t last; /* the last commit added: one record a commit */
 };
 
 /* The accumulator of KEY in M, added when missing. */
@@ -241,12 +240,13 @@ static int flush_accs(struct db *db, sqlite3_stmt *ins, int64_t repo_id,
 	struct strmap_entry *e;
 	int rc = 0;
 
-	strmap_for_each(tops, e) {
+	strmap_for_each(tops, e)
+	{
 		struct topacc *a = e->v.p;
 
 		if (!rc && a && ins)
-			rc = put_blob(db, ins, repo_id, author, e->key,
-				      e->klen, &a->rows, a->n);
+			rc = put_blob(db, ins, repo_id, author, e->key, e->klen,
+				      &a->rows, a->n);
 		if (a)
 			buf_free(&a->rows);
 		free(a);
@@ -294,8 +294,8 @@ static int build_author_tops(struct db *db, int64_t repo_id)
 			continue;
 		acc->last = id;
 		acc->n++;
-		rc = add64(&acc->rows, sqlite3_column_int64(st, 2)) ?:
-		     add64(&acc->rows, id);
+		rc = add64(&acc->rows, sqlite3_column_int64(st, 2))
+			     ?: add64(&acc->rows, id);
 	}
 	if (!rc)
 		rc = flush_accs(db, ins, repo_id, author, &tops);
@@ -334,8 +334,8 @@ static int build_dated(struct db *db, int64_t repo_id, const char *sel,
 		key = k;
 		n++;
 		if (!rc)
-			rc = add64(&rows, sqlite3_column_int64(st, 1)) ?:
-			     add64(&rows, known_date(st, 2, 3));
+			rc = add64(&rows, sqlite3_column_int64(st, 1))
+				     ?: add64(&rows, known_date(st, 2, 3));
 	}
 	if (!rc && n)
 		rc = put_blob(db, ins, repo_id, key, NULL, 0, &rows, n);
@@ -350,14 +350,15 @@ out:
 static int build_reviewers(struct db *db, int64_t repo_id)
 {
 	struct buf sel = BUF_INIT;
-	int rc = buf_addf(&sel, "SELECT t.person_id, c.commit_date, l.bug, "
+	int rc = buf_addf(&sel,
+			  "SELECT t.person_id, c.commit_date, l.bug, "
 			  "l.discovered FROM trailers t JOIN commits c ON "
 			  "c.id = t.commit_id LEFT JOIN labels l ON "
 			  "l.commit_id = c.id WHERE c.repo_id = ? AND "
 			  "t.kind IN (%d, %d, %d) AND t.person_id IS NOT "
 			  "NULL AND c.commit_date IS NOT NULL ORDER BY "
-			  "t.person_id, c.commit_date", TRAILER_REVIEWED,
-			  TRAILER_ACKED, TRAILER_TESTED);
+			  "t.person_id, c.commit_date",
+			  TRAILER_REVIEWED, TRAILER_ACKED, TRAILER_TESTED);
 
 	if (!rc)
 		rc = build_dated(db, repo_id, sel.ptr,
@@ -406,8 +407,8 @@ static int build_components(struct db *db, int64_t repo_id)
 		if (rc)
 			break;
 		acc->n++;
-		rc = add64(&acc->rows, sqlite3_column_int64(st, 1)) ?:
-		     add64(&acc->rows, known_date(st, 2, 3));
+		rc = add64(&acc->rows, sqlite3_column_int64(st, 1))
+			     ?: add64(&acc->rows, known_date(st, 2, 3));
 	}
 	rc = flush_accs(db, rc ? NULL : ins, repo_id, 0, &comps) ?: rc;
 out:
@@ -426,7 +427,8 @@ static int exec_repo(struct db *db, const char *sql, int64_t repo_id)
 	sqlite3_bind_int64(st, 1, repo_id);
 	sqlite3_bind_int(st, 2, HISTSUM_FORMAT);
 	rc = sqlite3_step(st) == SQLITE_DONE
-		     ? 0 : db_error(db, "clearing a history summary");
+		     ? 0
+		     : db_error(db, "clearing a history summary");
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -460,9 +462,11 @@ int histsum_build(struct db *db, int64_t repo_id)
 	if (!rc)
 		rc = build_components(db, repo_id);
 	if (!rc)
-		rc = exec_repo(db, "INSERT INTO hist_state (repo_id, tip, "
+		rc = exec_repo(db,
+			       "INSERT INTO hist_state (repo_id, tip, "
 			       "mined_at, format) SELECT id, tip, mined_at, "
-			       "?2 FROM repos WHERE id = ?1", repo_id);
+			       "?2 FROM repos WHERE id = ?1",
+			       repo_id);
 	return db_release(db, "histsum", own, rc);
 }
 
@@ -508,7 +512,7 @@ struct idset {
 struct histsum {
 	int64_t repo_id;
 	sqlite3_stmt *st[NH];
-	struct idset a, b;   /* reused between patches */
+	struct idset a, b; /* reused between patches */
 };
 
 void histsum_free(struct histsum *h)
@@ -626,8 +630,7 @@ static int64_t person_id(struct histsum *h, const char *email)
 	sqlite3_stmt *st = q(h, H_PERSON);
 
 	sqlite3_bind_text(st, 1, email, -1, SQLITE_STATIC);
-	return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
-					      : 0;
+	return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 }
 
 static const char *file_path(const struct patch_file *f)
@@ -643,8 +646,8 @@ static size_t top_len(const char *path)
 }
 
 /* SEXP: the author's earlier commits in one of p's top directories. */
-static int author_tops(struct histsum *h, const struct patch *p,
-		       int64_t date, float *t)
+static int author_tops(struct histsum *h, const struct patch *p, int64_t date,
+		       float *t)
 {
 	int64_t who = person_id(h, p->author.email);
 	size_t i, k, n, end;
@@ -731,8 +734,7 @@ int histsum_files(struct histsum *h, const struct patch *p, int64_t date,
 }
 
 /* Records dated before DATE (*n) and known buggy before it (*bugs). */
-static void count_dated(sqlite3_stmt *st, int64_t date, double *n,
-			double *bugs)
+static void count_dated(sqlite3_stmt *st, int64_t date, double *n, double *bugs)
 {
 	const unsigned char *r;
 	size_t nr, end, k;
@@ -771,8 +773,8 @@ void histsum_experience(struct histsum *h, const char *email, int64_t date,
 	*exp = (double)end;
 	*rexp = 0;
 	for (k = 0; k < end; k++) {
-		double y = (double)(date - get64(r + k * RROW)) /
-			   (365.25 * DAY);
+		double y =
+			(double)(date - get64(r + k * RROW)) / (365.25 * DAY);
 
 		*rexp += 1.0 / (1.0 + (y > 0 ? y : 0));
 	}

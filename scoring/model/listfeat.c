@@ -34,9 +34,9 @@ const char *listfeat_name(enum listfeat_id id)
 /* Replies on the patch itself or on its series' cover letter. */
 #define ON_PATCH "(r.patch_id = ?1 OR (r.series_id = ?2 AND r.patch_id = 0))"
 /* The list's acts that count as reviews (mail_reviews.kind). */
-#define REVIEW_ACTS                                                    \
-	"('" TRAILER_KEY_REVIEWED "', '" TRAILER_KEY_ACKED "', '"       \
-	TRAILER_KEY_TESTED "')"
+#define REVIEW_ACTS                                        \
+	"('" TRAILER_KEY_REVIEWED "', '" TRAILER_KEY_ACKED \
+	"', '" TRAILER_KEY_TESTED "')"
 
 struct post {
 	int64_t id, series, date;
@@ -51,7 +51,8 @@ static int load_post(struct post *p, struct db *db, int64_t id)
 	int rc;
 
 	memset(p, 0, sizeof(*p));
-	rc = db_prepare(&st, db, "SELECT series_id, date, version, "
+	rc = db_prepare(&st, db,
+			"SELECT series_id, date, version, "
 			"author_email FROM patches WHERE id = ?");
 	if (rc)
 		return rc;
@@ -109,7 +110,8 @@ static int conv(struct listfeat *o, struct db *db, const struct post *p)
 		   "WHEN r.sentiment < 0 THEN 1 END), count(r.bot), count(CASE"
 		   " WHEN r.bot_verdict IN ('failure', 'error', 'warning') "
 		   "THEN 1 END), count(DISTINCT r.bot_arch) FROM replies r "
-		   "WHERE " ON_PATCH " AND r.date <= ?3", p, o->as_of);
+		   "WHERE " ON_PATCH " AND r.date <= ?3",
+		   p, o->as_of);
 	if (rc < 0)
 		return rc;
 	v[LISTFEAT_REPLIES] = sqlite3_column_double(st, 0);
@@ -134,8 +136,8 @@ static int reviews(struct listfeat *o, struct db *db, const struct post *p)
 
 	rc = query(&st, db,
 		   "SELECT r.kind, count(DISTINCT r.email) FROM mail_reviews r"
-		   " WHERE " ON_PATCH " AND r.date <= ?3 GROUP BY r.kind", p,
-		   o->as_of);
+		   " WHERE " ON_PATCH " AND r.date <= ?3 GROUP BY r.kind",
+		   p, o->as_of);
 	for (; rc == SQLITE_ROW; rc = sqlite3_step(st)) {
 		k = (const char *)sqlite3_column_text(st, 0);
 		n = sqlite3_column_double(st, 1);
@@ -156,7 +158,8 @@ static int reviews(struct listfeat *o, struct db *db, const struct post *p)
 	rc = query(&st, db,
 		   "SELECT coalesce(lp.reviewed + lp.acked + lp.tested, 0) "
 		   "FROM patches p LEFT JOIN list_posts lp ON lp.message_id = "
-		   "p.message_id WHERE p.id = ?1", p, o->as_of);
+		   "p.message_id WHERE p.id = ?1",
+		   p, o->as_of);
 	if (rc == SQLITE_ROW)
 		o->v[LISTFEAT_CARRIED] = sqlite3_column_double(st, 0);
 	sqlite3_finalize(st);
@@ -175,7 +178,8 @@ static int asks_of(double out[4], struct db *db, const struct post *p,
 		   "coalesce(sum(a.requests), 0), coalesce(sum(a.nits), 0), "
 		   "count(r.id) FROM replies r LEFT JOIN list_asks a ON "
 		   "a.message_id = r.message_id WHERE " ON_PATCH " AND r.date "
-		   "<= ?3 AND r.author_email != ?4", p, as_of);
+		   "<= ?3 AND r.author_email != ?4",
+		   p, as_of);
 	if (rc < 0)
 		return rc;
 	out[0] = sqlite3_column_double(st, 0);
@@ -268,8 +272,7 @@ static int track(double *rate, double *prior, sqlite3_stmt *st,
 	return 0;
 }
 
-static int reviewers(struct listfeat *o, struct db *db,
-		     const struct post *p)
+static int reviewers(struct listfeat *o, struct db *db, const struct post *p)
 {
 	sqlite3_stmt *st = NULL, *tr = NULL;
 	double rate, prior, best = NAN, sum = 0;
@@ -281,19 +284,20 @@ static int reviewers(struct listfeat *o, struct db *db,
 			" WHERE l.bug AND l.discovered < ?2 AND (q.id = "
 			"r.patch_id OR (r.patch_id = 0 AND q.series_id = "
 			"r.series_id))) THEN 1 END) FROM mail_reviews r WHERE "
-			"r.email = ?1 AND r.date < ?2 AND r.kind IN "
-			REVIEW_ACTS " AND coalesce(r.series_id, 0) != ?3");
+			"r.email = ?1 AND r.date < ?2 AND r.kind IN " REVIEW_ACTS
+			" AND coalesce(r.series_id, 0) != ?3");
 	if (rc)
 		return rc;
 	rc = query(&st, db,
 		   "SELECT DISTINCT r.email FROM mail_reviews r WHERE " ON_PATCH
 		   " AND r.date <= ?3 AND r.kind IN " REVIEW_ACTS
-		   " AND r.email != ?4", p, o->as_of);
+		   " AND r.email != ?4",
+		   p, o->as_of);
 	for (; rc == SQLITE_ROW && n < (int)LISTFEAT_MAX_REVIEWERS;
 	     rc = sqlite3_step(st), n++) {
 		if (track(&rate, &prior, tr,
-			  (const char *)sqlite3_column_text(st, 0),
-			  o->as_of, p->series)) {
+			  (const char *)sqlite3_column_text(st, 0), o->as_of,
+			  p->series)) {
 			rc = db_error(db, "reading a reviewer's record");
 			break;
 		}
@@ -319,8 +323,8 @@ static int author(struct listfeat *o, struct db *db, const struct post *p)
 		   "SELECT count(*), count(CASE WHEN x.outcome = 'applied' AND"
 		   " x.applied_date < ?3 THEN 1 END) FROM patches q LEFT JOIN "
 		   "posting_outcomes x ON x.patch_id = q.id WHERE "
-		   "q.author_email = ?4 AND q.date < ?3 AND q.id != ?1", p,
-		   o->as_of);
+		   "q.author_email = ?4 AND q.date < ?3 AND q.id != ?1",
+		   p, o->as_of);
 	if (rc < 0)
 		return rc;
 	o->v[LISTFEAT_AUTHOR_PRIOR] = sqlite3_column_double(st, 0);
@@ -374,7 +378,8 @@ int listfeat_posting_of_commit(int64_t *patch_id, struct db *db,
 {
 	return one_i64(patch_id, db,
 		       "SELECT patch_id FROM posting_outcomes WHERE commit_id "
-		       "= ? ORDER BY applied_date LIMIT 1", commit_id);
+		       "= ? ORDER BY applied_date LIMIT 1",
+		       commit_id);
 }
 
 int listfeat_moment(int64_t *as_of, struct db *db, int64_t patch_id,
@@ -386,7 +391,8 @@ int listfeat_moment(int64_t *as_of, struct db *db, int64_t patch_id,
 	if (m == LISTFEAT_AT_APPLY)
 		rc = one_i64(as_of, db,
 			     "SELECT applied_date FROM posting_outcomes WHERE "
-			     "patch_id = ? AND outcome = 'applied'", patch_id);
+			     "patch_id = ? AND outcome = 'applied'",
+			     patch_id);
 	if (!rc && !*as_of)
 		rc = one_i64(as_of, db, "SELECT date FROM patches WHERE id = ?",
 			     patch_id);

@@ -32,7 +32,7 @@ struct feat_thread;
 
 enum listfeat_moment {
 	LISTFEAT_AT_POSTING = 0, /* the posting's Date: */
-	LISTFEAT_AT_APPLY,       /* posting_outcomes.applied_date; the
+	LISTFEAT_AT_APPLY,	 /* posting_outcomes.applied_date; the
 				    posting's date when it was not applied */
 };
 
@@ -43,57 +43,53 @@ enum listfeat_moment {
 #define LISTFEAT_ON_LIST " given on the list"
 
 /* X(id, name, description) */
-#define LISTFEAT_TABLE(X)                                                    \
-	X(REPLIES, "list.replies", "replies in the thread")                  \
-	X(REVIEWERS, "list.reviewers", "distinct people who replied")        \
-	X(INLINE, "list.inline_comments", "inline comments")                 \
-	X(TESTED_CLAIMS, "list.tested_claims", "\"tested on\" claims")       \
-	X(SENTIMENT, "list.sentiment", "mean sentiment of replies")          \
-	X(NEGATIVE, "list.negative_replies", "replies with negative words")  \
-	X(REVIEWED, "list.reviewed_by", TRAILER_KEY_REVIEWED                 \
-	  LISTFEAT_ON_LIST)                                                  \
-	X(ACKED, "list.acked_by", TRAILER_KEY_ACKED                          \
-	  LISTFEAT_ON_LIST)                                                  \
-	X(TESTED, "list.tested_by", TRAILER_KEY_TESTED                       \
-	  LISTFEAT_ON_LIST)                                                  \
-	X(NACKED, "list.nacked_by", TRAILER_KEY_NACKED                       \
-	  LISTFEAT_ON_LIST)                                                  \
-	X(CARRIED, "list.carried_tags", "review tags carried in the patch")  \
-	X(BOT_REPORTS, "list.bot_reports", "test-bot reports")               \
-	X(BOT_FAILURES, "list.bot_failures", "failing test-bot reports")     \
-	X(BOT_ARCHS, "list.bot_archs", "architectures bots reported on")     \
-	X(VERSION, "list.version", "iteration vN")                           \
-	X(VERSIONS_BEFORE, "list.versions_before", "earlier versions linked")\
-	X(PREV_REPLIES, "list.prev_replies", "replies to earlier versions")  \
-	X(PREV_ASKS, "list.prev_requests",                                   \
-	  "requests reviewers made on earlier versions")                     \
-	X(PREV_QUESTIONS, "list.prev_questions",                             \
-	  "questions reviewers asked on earlier versions")                   \
-	X(ASKS, "list.requests", "requests made on this version")            \
-	X(QUESTIONS, "list.questions", "questions asked on this version")    \
-	X(NITS, "list.nits", "nits on this version")                         \
-	X(DAYS_FIRST, "list.days_since_first",                               \
-	  "days from the first version to the moment")                       \
-	X(REV_PRIOR, "list.reviewer_prior",                                  \
-	  "earlier reviews by its reviewers")                                \
-	X(REV_BUGRATE, "list.reviewer_bug_rate",                             \
-	  "highest smoothed bug rate of its reviewers' earlier reviews")     \
-	X(AUTHOR_PRIOR, "list.author_postings", "earlier postings by author")\
-	X(AUTHOR_APPLIED, "list.author_applied",                             \
+#define LISTFEAT_TABLE(X)                                                      \
+	X(REPLIES, "list.replies", "replies in the thread")                    \
+	X(REVIEWERS, "list.reviewers", "distinct people who replied")          \
+	X(INLINE, "list.inline_comments", "inline comments")                   \
+	X(TESTED_CLAIMS, "list.tested_claims", "\"tested on\" claims")         \
+	X(SENTIMENT, "list.sentiment", "mean sentiment of replies")            \
+	X(NEGATIVE, "list.negative_replies", "replies with negative words")    \
+	X(REVIEWED, "list.reviewed_by", TRAILER_KEY_REVIEWED LISTFEAT_ON_LIST) \
+	X(ACKED, "list.acked_by", TRAILER_KEY_ACKED LISTFEAT_ON_LIST)          \
+	X(TESTED, "list.tested_by", TRAILER_KEY_TESTED LISTFEAT_ON_LIST)       \
+	X(NACKED, "list.nacked_by", TRAILER_KEY_NACKED LISTFEAT_ON_LIST)       \
+	X(CARRIED, "list.carried_tags", "review tags carried in the patch")    \
+	X(BOT_REPORTS, "list.bot_reports", "test-bot reports")                 \
+	X(BOT_FAILURES, "list.bot_failures", "failing test-bot reports")       \
+	X(BOT_ARCHS, "list.bot_archs", "architectures bots reported on")       \
+	X(VERSION, "list.version", "iteration vN")                             \
+	X(VERSIONS_BEFORE, "list.versions_before", "earlier versions linked")  \
+	X(PREV_REPLIES, "list.prev_replies", "replies to earlier versions")    \
+	X(PREV_ASKS, "list.prev_requests",                                     \
+	  "requests reviewers made on earlier versions")                       \
+	X(PREV_QUESTIONS, "list.prev_questions",                               \
+	  "questions reviewers asked on earlier versions")                     \
+	X(ASKS, "list.requests", "requests made on this version")              \
+	X(QUESTIONS, "list.questions", "questions asked on this version")      \
+	X(NITS, "list.nits", "nits on this version")                           \
+	X(DAYS_FIRST, "list.days_since_first",                                 \
+	  "days from the first version to the moment")                         \
+	X(REV_PRIOR, "list.reviewer_prior",                                    \
+	  "earlier reviews by its reviewers")                                  \
+	X(REV_BUGRATE, "list.reviewer_bug_rate",                               \
+	  "highest smoothed bug rate of its reviewers' earlier reviews")       \
+	X(AUTHOR_PRIOR, "list.author_postings", "earlier postings by author")  \
+	X(AUTHOR_APPLIED, "list.author_applied",                               \
 	  "earlier applied postings by author")
 
 enum listfeat_id {
 #define LISTFEAT_ENUM(id, name, desc) LISTFEAT_##id,
 	LISTFEAT_TABLE(LISTFEAT_ENUM)
 #undef LISTFEAT_ENUM
-	LISTFEAT_N
+		LISTFEAT_N
 };
 
 const char *listfeat_name(enum listfeat_id id);
 
 struct listfeat {
 	int64_t patch_id;
-	int64_t as_of;      /* the moment, seconds since the epoch */
+	int64_t as_of; /* the moment, seconds since the epoch */
 	double v[LISTFEAT_N];
 };
 
@@ -121,9 +117,9 @@ struct listfeat_row {
 	int64_t patch_id;
 	const char *message_id;
 	int64_t date;
-	const char *outcome;     /* 'applied', 'superseded', 'none' */
+	const char *outcome; /* 'applied', 'superseded', 'none' */
 	int is_fix, bug;
-	int64_t discovered;      /* 0 when not a known bug */
+	int64_t discovered; /* 0 when not a known bug */
 	struct listfeat f;
 };
 

@@ -148,8 +148,7 @@ static int cmp_group(const void *a, const void *b, void *vctx)
 }
 
 double metrics_precision_at_k_grouped(const double *score, const int *y,
-				      const int64_t *group, size_t n,
-				      size_t k)
+				      const int64_t *group, size_t n, size_t k)
 {
 	struct group_ctx c = { group, score };
 	size_t *idx, i, j, ngroups = 0;
@@ -205,9 +204,8 @@ double metrics_recall_at_effort(const double *score, const int *y,
 }
 
 /* Area under (cum effort share, cum positive share) in the given order. */
-static double effort_area(const size_t *idx, const int *y,
-			  const double *effort, size_t n, double total,
-			  size_t npos)
+static double effort_area(const size_t *idx, const int *y, const double *effort,
+			  size_t n, double total, size_t npos)
 {
 	double area = 0, x0 = 0, y0 = 0, x1, y1, cx = 0;
 	size_t i, cy = 0;
@@ -632,8 +630,7 @@ int metrics_auc_interval(double *lo, double *hi, const double *a,
 	c.pb = pt_calloc(n + 1, sizeof(double));
 	c.yy = pt_calloc(n + 1, sizeof(int));
 	if (c.pa && c.pb && c.yy)
-		rc = metrics_bootstrap(lo, hi, boot_auc, &c, n, B, alpha,
-				       seed);
+		rc = metrics_bootstrap(lo, hi, boot_auc, &c, n, B, alpha, seed);
 	free(c.pa);
 	free(c.pb);
 	free(c.yy);

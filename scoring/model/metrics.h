@@ -47,8 +47,7 @@ double metrics_precision_at_k(const double *score, const int *y, size_t n,
  * group[i] is any integer key.  Groups are weighted equally.
  */
 double metrics_precision_at_k_grouped(const double *score, const int *y,
-				      const int64_t *group, size_t n,
-				      size_t k);
+				      const int64_t *group, size_t n, size_t k);
 
 /*
  * Effort-aware recall: inspect items by descending score (ties: smaller
@@ -84,9 +83,9 @@ double metrics_ece(const double *p, const int *y, size_t n, unsigned nbins);
 
 /* One reliability bin, for plots. */
 struct metrics_bin {
-	double lo, hi;      /* the bin's p range */
-	double mean_p;      /* NAN when empty */
-	double mean_y;      /* NAN when empty */
+	double lo, hi; /* the bin's p range */
+	double mean_p; /* NAN when empty */
+	double mean_y; /* NAN when empty */
 	size_t count;
 };
 

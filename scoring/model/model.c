@@ -48,8 +48,10 @@ int model_data_new(struct model_data **out, const char *const *tab_names,
 
 	*out = NULL;
 	if (ntab > MODEL_MAX_TAB)
-		return pt_error_set(PT_ETOOBIG, "%zu tabular features, more "
-				    "than %u", ntab, MODEL_MAX_TAB);
+		return pt_error_set(PT_ETOOBIG,
+				    "%zu tabular features, more "
+				    "than %u",
+				    ntab, MODEL_MAX_TAB);
 	d = pt_calloc(1, sizeof(*d));
 	if (!d)
 		return PT_ENOMEM;
@@ -73,12 +75,12 @@ static int grow_rows(struct model_data *d)
 	size_t cap = d->cap ? d->cap * 2 : 256;
 	void *p;
 
-#define GROW(field, count)                                                   \
-	do {                                                                 \
-		p = pt_reallocarray(d->field, (count), sizeof(*d->field));   \
-		if (!p)                                                      \
-			return PT_ENOMEM;                                    \
-		d->field = p;                                                \
+#define GROW(field, count)                                                 \
+	do {                                                               \
+		p = pt_reallocarray(d->field, (count), sizeof(*d->field)); \
+		if (!p)                                                    \
+			return PT_ENOMEM;                                  \
+		d->field = p;                                              \
 	} while (0)
 	GROW(tab, cap * (d->ntab ? d->ntab : 1));
 	GROW(sp_start, cap + 1);
@@ -156,7 +158,7 @@ void model_params_default(struct model_params *p, enum model_kind kind)
 	p->oof_folds = 4;
 	p->max_rounds = 300;
 	p->depth = 5;
-	p->nthread = 1;   /* OpenMP threads spin badly on a busy machine */
+	p->nthread = 1; /* OpenMP threads spin badly on a busy machine */
 	p->eta = 0.08;
 	p->min_child_weight = 2;
 	p->seed = 0;
@@ -218,9 +220,11 @@ int model_set_metric(struct pt_model *m, const char *name, double value)
 {
 	if (isnan(value) || isinf(value))
 		return json_object_set_new(m->metrics, name, json_null())
-			       ? PT_ENOMEM : 0;
+			       ? PT_ENOMEM
+			       : 0;
 	return json_object_set_new(m->metrics, name, json_real(value))
-		       ? PT_ENOMEM : 0;
+		       ? PT_ENOMEM
+		       : 0;
 }
 
 int model_set_note(struct pt_model *m, const char *name, const char *value)
@@ -228,7 +232,8 @@ int model_set_note(struct pt_model *m, const char *name, const char *value)
 	if (!m->notes && !(m->notes = json_object()))
 		return PT_ENOMEM;
 	return json_object_set_new(m->notes, name, json_string(value))
-		       ? PT_ENOMEM : 0;
+		       ? PT_ENOMEM
+		       : 0;
 }
 
 const char *model_note(const struct pt_model *m, const char *name)
@@ -292,21 +297,22 @@ static int check_spec(const struct pt_model *m, const struct model_data *d)
 	size_t j;
 
 	if (d->ntab != m->ntab)
-		return pt_error_set(PT_EINVAL, "model '%s' has %zu tabular "
-				    "features, the data %zu", m->version,
-				    m->ntab, d->ntab);
+		return pt_error_set(PT_EINVAL,
+				    "model '%s' has %zu tabular "
+				    "features, the data %zu",
+				    m->version, m->ntab, d->ntab);
 	for (j = 0; j < m->ntab; j++)
 		if (strcmp(d->tab_names[j], m->tab_names[j]))
 			return pt_error_set(PT_EINVAL,
 					    "model '%s' feature %zu is '%s', "
-					    "the data's '%s'", m->version, j,
-					    m->tab_names[j], d->tab_names[j]);
+					    "the data's '%s'",
+					    m->version, j, m->tab_names[j],
+					    d->tab_names[j]);
 	return 0;
 }
 
 int model_predict_rows(double *p, const struct pt_model *m,
-		       const struct model_data *d, const size_t *idx,
-		       size_t n)
+		       const struct model_data *d, const size_t *idx, size_t n)
 {
 	DMatrixHandle dm = NULL;
 	size_t *pos = NULL, i;
@@ -366,8 +372,8 @@ static int add_contrib(struct model_contrib **v, size_t *n, size_t *cap,
 }
 
 /* The trees' margin for tab with text score s (offset left out). */
-static int xgb_margin_at(double *f, const struct pt_model *m,
-			 const float *tab, double s)
+static int xgb_margin_at(double *f, const struct pt_model *m, const float *tab,
+			 double s)
 {
 	DMatrixHandle dm = NULL;
 	int rc = xgb_row(&dm, m, tab, s);
@@ -427,7 +433,8 @@ int model_explain(struct model_contrib **out, size_t *n, double *bias,
 	struct model_contrib *v = NULL;
 	size_t cap = 0, j, k, dim = (size_t)1 << m->hash_bits;
 	DMatrixHandle dm = NULL;
-	double shap[MODEL_MAX_TAB + 2], col[MODEL_MAX_TAB], delta = 0, slope = 0;
+	double shap[MODEL_MAX_TAB + 2], col[MODEL_MAX_TAB], delta = 0,
+							    slope = 0;
 	int rc = 0;
 
 	*out = NULL;

@@ -47,14 +47,14 @@ struct model_sparse {
 struct model_data {
 	size_t n, cap;
 	size_t ntab;
-	char **tab_names;    /* ntab names, owned */
-	float *tab;          /* n * ntab, row-major */
-	size_t *sp_start;    /* n + 1 offsets into sp */
+	char **tab_names; /* ntab names, owned */
+	float *tab;	  /* n * ntab, row-major */
+	size_t *sp_start; /* n + 1 offsets into sp */
 	struct model_sparse *sp;
 	size_t nsp, spcap;
-	int *y;              /* 0/1 */
-	int64_t *time;       /* seconds since the epoch */
-	double *effort;      /* changed lines (>= 1) */
+	int *y;		/* 0/1 */
+	int64_t *time;	/* seconds since the epoch */
+	double *effort; /* changed lines (>= 1) */
 };
 
 int model_data_new(struct model_data **out, const char *const *tab_names,
@@ -88,15 +88,15 @@ enum model_offset {
 struct model_params {
 	enum model_kind kind;
 	enum model_calib calib;
-	const char *task;          /* "fix", "risk", ... recorded only */
-	unsigned hash_bits;        /* MODEL_HASH_BITS */
+	const char *task;	   /* "fix", "risk", ... recorded only */
+	unsigned hash_bits;	   /* MODEL_HASH_BITS */
 	double val_frac, cal_frac; /* 0.15 and 0.15 */
-	unsigned oof_folds;        /* folds for the out-of-fold text score */
+	unsigned oof_folds;	   /* folds for the out-of-fold text score */
 	/* XGBoost */
 	unsigned max_rounds, depth, nthread;
 	double eta, min_child_weight;
 	uint64_t seed;
-	enum model_offset offset;  /* full models only */
+	enum model_offset offset; /* full models only */
 	/* tabular columns to use (NULL: all); kept by name in the manifest */
 	const unsigned char *tab_use;
 	/* progress: called with a short phase name; may be NULL */
@@ -146,8 +146,7 @@ int model_predict(double *p, const struct pt_model *m, const float *tab,
 		  const struct model_sparse *sp, size_t nsp);
 /* Probabilities of rows idx[0..n) of d (same feature spec). */
 int model_predict_rows(double *p, const struct pt_model *m,
-		       const struct model_data *d, const size_t *idx,
-		       size_t n);
+		       const struct model_data *d, const size_t *idx, size_t n);
 
 /*
  * Contributions to the (uncalibrated) log-odds of one row: one per used
@@ -164,9 +163,9 @@ int model_predict_rows(double *p, const struct pt_model *m,
  * indices to names.
  */
 struct model_contrib {
-	int is_sparse;      /* 1: index is a hashed index; 0: a tab column */
+	int is_sparse; /* 1: index is a hashed index; 0: a tab column */
 	uint32_t index;
-	double value;       /* contribution to the log-odds */
+	double value; /* contribution to the log-odds */
 };
 
 int model_explain(struct model_contrib **out, size_t *n, double *bias,

@@ -126,9 +126,11 @@ static int isotonic_fit(struct pt_model *m, const double *f, const int *y,
 			double w = bw[nb - 2] + bw[nb - 1];
 
 			bx[nb - 2] = (bx[nb - 2] * bw[nb - 2] +
-				      bx[nb - 1] * bw[nb - 1]) / w;
+				      bx[nb - 1] * bw[nb - 1]) /
+				     w;
 			by[nb - 2] = (by[nb - 2] * bw[nb - 2] +
-				      by[nb - 1] * bw[nb - 1]) / w;
+				      by[nb - 1] * bw[nb - 1]) /
+				     w;
 			bw[nb - 2] = w;
 			nb--;
 		}

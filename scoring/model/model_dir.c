@@ -24,8 +24,7 @@
 
 /* The manifest's names of the kinds and the offsets. */
 const char *const model_kind_names[] = { "full", "text", "tablr" };
-const char *const model_offset_names[] = { "auto", "none", "size",
-					   "tabular" };
+const char *const model_offset_names[] = { "auto", "none", "size", "tabular" };
 
 /* ---- the model directory ----------------------------------------------- */
 
@@ -74,20 +73,17 @@ static json_t *manifest(const struct pt_model *m)
 		(json_int_t)m->t_last, "rows", (json_int_t)m->nrows,
 		"positives", (json_int_t)m->npos, "fit_rows",
 		(json_int_t)m->nfit, "validation_rows", (json_int_t)m->nval,
-		"calibration_rows", (json_int_t)m->ncal,
-		"params", "C", m->C, "rounds", (int)m->rounds, "max_rounds",
-		(int)m->max_rounds, "depth", (int)m->depth, "nthread",
-		(int)m->nthread, "eta", m->eta, "min_child_weight",
-		m->min_child_weight, "seed", (json_int_t)m->seed, "oof_folds",
-		(int)m->oof_folds, "val_frac", m->val_frac, "cal_frac",
-		m->cal_frac,
-		"features", "hash_bits", (int)m->hash_bits, "tabular", names,
-		"used", used,
-		"platt", "a", m->platt_a, "b", m->platt_b,
-		"isotonic", "x", real_array(m->iso_x, m->niso), "y",
-		real_array(m->iso_y, m->niso),
-		"standardise", "mean", real_array(m->mean, m->ntab), "sd",
-		real_array(m->sd, m->ntab),
+		"calibration_rows", (json_int_t)m->ncal, "params", "C", m->C,
+		"rounds", (int)m->rounds, "max_rounds", (int)m->max_rounds,
+		"depth", (int)m->depth, "nthread", (int)m->nthread, "eta",
+		m->eta, "min_child_weight", m->min_child_weight, "seed",
+		(json_int_t)m->seed, "oof_folds", (int)m->oof_folds, "val_frac",
+		m->val_frac, "cal_frac", m->cal_frac, "features", "hash_bits",
+		(int)m->hash_bits, "tabular", names, "used", used, "platt", "a",
+		m->platt_a, "b", m->platt_b, "isotonic", "x",
+		real_array(m->iso_x, m->niso), "y",
+		real_array(m->iso_y, m->niso), "standardise", "mean",
+		real_array(m->mean, m->ntab), "sd", real_array(m->sd, m->ntab),
 		"metrics", m->metrics);
 	if (j && m->notes)
 		json_object_set(j, "notes", m->notes);
@@ -116,8 +112,8 @@ static int remove_dir(const char *dir)
 	}
 	closedir(dh);
 	buf_free(&path);
-	return rmdir(dir) ? pt_error_set(PT_EIO, "cannot remove '%s': %s",
-					 dir, strerror(errno))
+	return rmdir(dir) ? pt_error_set(PT_EIO, "cannot remove '%s': %s", dir,
+					 strerror(errno))
 			  : 0;
 }
 
@@ -233,10 +229,13 @@ static int parse_offset(struct pt_model *m, json_t *j, const char *path)
 		return 0;
 	if (json_unpack_ex(j, &err, 0, "{s:s, s:o, s:F, s:F}", "kind", &kind,
 			   "w", &w, "mean", &o->mean, "sd", &o->sd))
-		return pt_error_set(PT_EINVAL, "cannot read the offset of "
-				    "'%s': %s", path, err.text);
-	for (k = MODEL_OFFSET_NONE; k <= MODEL_OFFSET_TABULAR &&
-				    strcmp(kind, model_offset_names[k]); k++)
+		return pt_error_set(PT_EINVAL,
+				    "cannot read the offset of "
+				    "'%s': %s",
+				    path, err.text);
+	for (k = MODEL_OFFSET_NONE;
+	     k <= MODEL_OFFSET_TABULAR && strcmp(kind, model_offset_names[k]);
+	     k++)
 		;
 	if (k > MODEL_OFFSET_TABULAR)
 		return pt_error_set(PT_EINVAL, "'%s': unknown offset '%s'",
@@ -281,14 +280,16 @@ static int parse_manifest(struct pt_model *m, json_t *j, const char *path)
 		    "val_frac", &m->val_frac, "cal_frac", &m->cal_frac,
 		    "features", "hash_bits", &bits, "tabular", &names, "used",
 		    &used, "platt", "a", &m->platt_a, "b", &m->platt_b,
-		    "isotonic", "x", &iso_x, "y", &iso_y, "standardise",
-		    "mean", &mean, "sd", &sd, "metrics", &metrics))
+		    "isotonic", "x", &iso_x, "y", &iso_y, "standardise", "mean",
+		    &mean, "sd", &sd, "metrics", &metrics))
 		return pt_error_set(PT_EINVAL, "cannot read '%s': %s", path,
 				    err.text);
 	if (format != MODEL_FORMAT || bits < 1 || bits > 30 ||
 	    json_array_size(names) > MODEL_MAX_TAB)
-		return pt_error_set(PT_EINVAL, "'%s': unsupported model "
-				    "(format %d)", path, format);
+		return pt_error_set(PT_EINVAL,
+				    "'%s': unsupported model "
+				    "(format %d)",
+				    path, format);
 	for (i = 0; i < 3 && strcmp(kind, model_kind_names[i]); i++)
 		;
 	if (i == 3)
@@ -328,8 +329,9 @@ static int parse_manifest(struct pt_model *m, json_t *j, const char *path)
 		if (!s || !(m->tab_names[i] = pt_strdup(s)))
 			return PT_ENOMEM;
 		for (k = 0; k < json_array_size(used); k++)
-			if (!strcmp(s, json_string_value(
-						json_array_get(used, k)) ?: ""))
+			if (!strcmp(s,
+				    json_string_value(json_array_get(used, k))
+					    ?: ""))
 				m->tab_use[i] = 1;
 		m->nused += m->tab_use[i];
 	}
@@ -362,9 +364,10 @@ static int load_parts(struct pt_model *m, const char *dir)
 	     m->lr->nr_feature != (int)m->nused) ||
 	    (m->kind != MODEL_KIND_TABLR &&
 	     m->lr->nr_feature != 1 << m->hash_bits)) {
-		rc = pt_error_set(PT_EINVAL, "'%s' has %d features, the "
-				  "manifest says otherwise", path.ptr,
-				  m->lr->nr_feature);
+		rc = pt_error_set(PT_EINVAL,
+				  "'%s' has %d features, the "
+				  "manifest says otherwise",
+				  path.ptr, m->lr->nr_feature);
 		goto out;
 	}
 	if (m->kind != MODEL_KIND_FULL)

@@ -31,10 +31,10 @@ extern const char *const model_offset_names[];
  * TABULAR: the used columns under tab_z().
  */
 struct offset {
-	enum model_offset kind;   /* NONE, SIZE or TABULAR */
+	enum model_offset kind; /* NONE, SIZE or TABULAR */
 	double *w;
-	size_t nw;                /* inputs (w holds nw + 1) */
-	double mean, sd;          /* SIZE only */
+	size_t nw;	 /* inputs (w holds nw + 1) */
+	double mean, sd; /* SIZE only */
 };
 
 struct pt_model {
@@ -46,12 +46,12 @@ struct pt_model {
 	size_t ntab;
 	char **tab_names;
 	unsigned char *tab_use;
-	size_t nused;          /* used tab columns */
-	struct model *lr;      /* liblinear: text model, or tablr's model */
-	double lr_sign;        /* +1 when lr's label[0] is the positive class */
+	size_t nused;	  /* used tab columns */
+	struct model *lr; /* liblinear: text model, or tablr's model */
+	double lr_sign;	  /* +1 when lr's label[0] is the positive class */
 	double C;
-	double *mean, *sd;     /* tablr and the tabular offset: per column */
-	struct offset off;     /* full: the trees' linear offset */
+	double *mean, *sd; /* tablr and the tabular offset: per column */
+	struct offset off; /* full: the trees' linear offset */
 	enum model_offset offset_ask;  /* what the parameters asked for */
 	size_t col_added, col_removed; /* the size columns (ntab: none) */
 	BoosterHandle bst;
@@ -64,7 +64,7 @@ struct pt_model {
 	int64_t t_first, t_last;
 	size_t nrows, npos, nfit, nval, ncal;
 	json_t *metrics;
-	json_t *notes;     /* words about the training data; NULL: none */
+	json_t *notes; /* words about the training data; NULL: none */
 };
 
 /* liblinear rows for idx[0..n): one pool of nodes, one pointer per row. */
@@ -83,8 +83,8 @@ static inline int xgb_error(const char *what)
 			    XGBGetLastError());
 }
 
-static inline void progress(const struct model_params *p,
-			    const char *phase, double done)
+static inline void progress(const struct model_params *p, const char *phase,
+			    double done)
 {
 	if (p->progress)
 		p->progress(phase, done, p->progress_ctx);
@@ -96,8 +96,7 @@ static inline double slog(double x)
 	return x >= 0 ? log1p(x) : -log1p(-x);
 }
 
-static inline double tab_z(const struct pt_model *m, const float *tab,
-			   size_t j)
+static inline double tab_z(const struct pt_model *m, const float *tab, size_t j)
 {
 	double x = tab[j];
 

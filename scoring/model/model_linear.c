@@ -22,8 +22,8 @@ static void quiet_print(const char *s)
 	(void)s;
 }
 
-double model_text_logit(const struct pt_model *m,
-			const struct model_sparse *sp, size_t nsp)
+double model_text_logit(const struct pt_model *m, const struct model_sparse *sp,
+			size_t nsp)
 {
 	const double *w = m->lr->w;
 	size_t dim = (size_t)1 << m->hash_bits, i;
@@ -140,8 +140,10 @@ int model_lr_fit(struct model **out, double *sign, const struct lr_pool *p,
 		npos += prob.y[i] > 0;
 	}
 	if (!npos || npos == (int)n) {
-		rc = pt_error_set(PT_EINVAL, "logistic regression needs both "
-				  "classes (%d of %zu rows positive)", npos, n);
+		rc = pt_error_set(PT_EINVAL,
+				  "logistic regression needs both "
+				  "classes (%d of %zu rows positive)",
+				  npos, n);
 		goto out;
 	}
 	set_print_string_function(quiet_print);
@@ -207,7 +209,9 @@ static size_t offset_inputs(double *z, const struct pt_model *m,
 
 	if (o->kind == MODEL_OFFSET_SIZE) {
 		z[0] = (log1p(lines(tab, m->col_added) +
-			      lines(tab, m->col_removed)) - o->mean) / o->sd;
+			      lines(tab, m->col_removed)) -
+			o->mean) /
+		       o->sd;
 		return 1;
 	}
 	for (j = 0; j < m->ntab; j++)

@@ -28,7 +28,8 @@ static void set_version(struct pt_model *m, const struct model_data *d,
 	uint64_t h = FNV_INIT;
 	size_t i, j;
 
-	buf_addf(&b, "format=%d kind=%s calib=%d bits=%u val=%.17g "
+	buf_addf(&b,
+		 "format=%d kind=%s calib=%d bits=%u val=%.17g "
 		 "cal=%.17g folds=%u rounds=%u depth=%u eta=%.17g "
 		 "mcw=%.17g seed=%llu nthread=%u offset=%s",
 		 MODEL_FORMAT, model_kind_names[m->kind], m->calib,
@@ -58,8 +59,8 @@ static void set_version(struct pt_model *m, const struct model_data *d,
 		 (unsigned long long)h);
 }
 
-static int slices_ok(const struct model_data *d, const size_t *idx,
-		     size_t from, size_t to, const char *what)
+static int slices_ok(const struct model_data *d, const size_t *idx, size_t from,
+		     size_t to, const char *what)
 {
 	size_t i, pos = 0;
 
@@ -206,8 +207,7 @@ out:
 
 /* Out-of-fold text logits for fit+val rows, final-model ones for cal. */
 static int oof_scores(double *text, struct pt_model *m,
-		      const struct lr_pool *pool,
-		      const struct model_params *p)
+		      const struct lr_pool *pool, const struct model_params *p)
 {
 	size_t nfv = m->nfit + m->nval, k, i, K = m->oof_folds;
 	size_t *train_pos = pt_calloc(nfv, sizeof(size_t));

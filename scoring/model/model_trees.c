@@ -19,7 +19,7 @@
 
 static size_t xgb_ncol(const struct pt_model *m)
 {
-	return m->nused + 1;   /* used tab columns, then the text score */
+	return m->nused + 1; /* used tab columns, then the text score */
 }
 
 /*
@@ -69,10 +69,10 @@ static int xgb_set_params(BoosterHandle b, const struct pt_model *m)
 {
 	char v[64];
 
-#define SET(k, val)                                                          \
-	do {                                                                 \
-		if (XGBoosterSetParam(b, k, val))                            \
-			return xgb_error("setting " k);                      \
+#define SET(k, val)                                     \
+	do {                                            \
+		if (XGBoosterSetParam(b, k, val))       \
+			return xgb_error("setting " k); \
 	} while (0)
 	SET("objective", "binary:logistic");
 	SET("eval_metric", "logloss");
@@ -196,7 +196,7 @@ static int tree_rounds(unsigned *rounds, double *best, double *bestmv,
 struct tree_choice {
 	unsigned depth, rounds;
 	double auc;
-	double *val;   /* the validation margins (nval, owned) */
+	double *val; /* the validation margins (nval, owned) */
 };
 
 /*
@@ -230,13 +230,13 @@ static int choose_depth(struct tree_choice *out, struct pt_model *m,
 		rc = model_xgb_matrix(&dval, m, d, idx, all + m->nfit, m->nval,
 				      text, NULL);
 	if (p->depth <= 3)
-		nd = 1;   /* asked for shallow trees: no search */
+		nd = 1; /* asked for shallow trees: no search */
 	if (nd == 1)
 		depth[0] = p->depth;
 	for (k = 0; k < nd && !rc; k++) {
 		m->depth = depth[k];
-		rc = tree_rounds(&rounds[k], &auc[k], bm[k], m, dfit, dval,
-				 mv, off ? off + m->nfit : NULL, yv, p);
+		rc = tree_rounds(&rounds[k], &auc[k], bm[k], m, dfit, dval, mv,
+				 off ? off + m->nfit : NULL, yv, p);
 		if (auc[k] > best)
 			best = auc[k];
 	}
@@ -270,8 +270,8 @@ static size_t offset_kinds(enum model_offset *k, const struct pt_model *m,
 	if (p->offset != MODEL_OFFSET_AUTO) {
 		if (p->offset == MODEL_OFFSET_SIZE && !size) {
 			pt_error_set(PT_EINVAL, "a size offset needs the "
-				     "columns '" SIZE_ADDED "' and '"
-				     SIZE_REMOVED "'");
+						"columns '" SIZE_ADDED
+						"' and '" SIZE_REMOVED "'");
 			return 0;
 		}
 		k[n++] = p->offset;

@@ -28,19 +28,19 @@ static const struct db_step model_steps[] = {
 	  " repo_id INTEGER PRIMARY KEY, tip TEXT, mined_at INTEGER,"
 	  " format INTEGER NOT NULL);" },
 	/* 12: an author's and a component's past bugs */
-	{ 12,
-	  "CREATE TABLE hist_authors ("
-	  " repo_id INTEGER NOT NULL, author_id INTEGER NOT NULL,"
-	  " n INTEGER NOT NULL, rows BLOB NOT NULL,"
-	  " PRIMARY KEY (repo_id, author_id));"
-	  "CREATE TABLE hist_components ("
-	  " repo_id INTEGER NOT NULL, component TEXT NOT NULL,"
-	  " n INTEGER NOT NULL, rows BLOB NOT NULL,"
-	  " PRIMARY KEY (repo_id, component));" },
+	{ 12, "CREATE TABLE hist_authors ("
+	      " repo_id INTEGER NOT NULL, author_id INTEGER NOT NULL,"
+	      " n INTEGER NOT NULL, rows BLOB NOT NULL,"
+	      " PRIMARY KEY (repo_id, author_id));"
+	      "CREATE TABLE hist_components ("
+	      " repo_id INTEGER NOT NULL, component TEXT NOT NULL,"
+	      " n INTEGER NOT NULL, rows BLOB NOT NULL,"
+	      " PRIMARY KEY (repo_id, component));" },
 };
 
 const struct db_schema model_schema = {
-	"scoring/model", model_steps,
+	"scoring/model",
+	model_steps,
 	sizeof(model_steps) / sizeof(model_steps[0]),
 };
 

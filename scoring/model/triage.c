@@ -18,9 +18,9 @@ static const char *const task_dirs[TRIAGE_NTASKS] = { "fix", "risk" };
 struct triage {
 	struct pt_model *model[TRIAGE_NTASKS];
 	struct feat_ctx *fc;
-	struct db *db;          /* NULL: scoring without history */
+	struct db *db; /* NULL: scoring without history */
 	int64_t repo_id;
-	char *nohist;           /* why db was given but not used */
+	char *nohist; /* why db was given but not used */
 	char version[256];
 };
 
@@ -40,8 +40,7 @@ static int load_model(struct triage *t, const char *state_dir, int k)
 	return rc;
 }
 
-static int load_models(struct triage *t, const char *state_dir,
-		       unsigned tasks)
+static int load_models(struct triage *t, const char *state_dir, unsigned tasks)
 {
 	int rc = 0, k;
 
@@ -51,11 +50,14 @@ static int load_models(struct triage *t, const char *state_dir,
 	if (rc || t->model[TRIAGE_FIX] || t->model[TRIAGE_RISK])
 		return rc;
 	if (tasks == TRIAGE_WANT_FIX)
-		return pt_error_set(PT_ENOTFOUND, "no fix model in '%s': run "
+		return pt_error_set(PT_ENOTFOUND,
+				    "no fix model in '%s': run "
 				    "'patchtriage train --task fix'",
 				    state_dir);
-	return pt_error_set(PT_ENOTFOUND, "no trained model in '%s/models'; "
-			    "run 'patchtriage train'", state_dir);
+	return pt_error_set(PT_ENOTFOUND,
+			    "no trained model in '%s/models'; "
+			    "run 'patchtriage train'",
+			    state_dir);
 }
 
 /* The mined repository's id; without one, score without history. */
@@ -78,8 +80,8 @@ int triage_open(struct triage **out, struct db *db, const char *state_dir)
 	return triage_open_opts(out, db, state_dir, NULL);
 }
 
-int triage_open_opts(struct triage **out, struct db *db,
-		     const char *state_dir, const struct triage_opts *o)
+int triage_open_opts(struct triage **out, struct db *db, const char *state_dir,
+		     const struct triage_opts *o)
 {
 	unsigned tasks = o && o->tasks ? o->tasks
 				       : TRIAGE_WANT_FIX | TRIAGE_WANT_RISK;
@@ -161,8 +163,7 @@ const char *triage_task_version(const struct triage *t, enum triage_task k)
 	return t->model[k] ? model_version(t->model[k]) : "none";
 }
 
-const struct pt_model *triage_model(const struct triage *t,
-				    enum triage_task k)
+const struct pt_model *triage_model(const struct triage *t, enum triage_task k)
 {
 	return t->model[k];
 }
@@ -227,8 +228,7 @@ int triage_score_with(struct triage_result *out, const struct triage *t,
 	return rc;
 }
 
-const char *triage_top_reason(const struct triage_result *r,
-			      enum triage_task k)
+const char *triage_top_reason(const struct triage_result *r, enum triage_task k)
 {
 	const struct triage_score *s = &r->task[k];
 	size_t i;

@@ -26,9 +26,9 @@ enum triage_task { TRIAGE_FIX = 0, TRIAGE_RISK = 1, TRIAGE_NTASKS };
 struct triage;
 
 struct triage_score {
-	int have;               /* a model for this task was loaded */
-	double p;               /* calibrated probability */
-	const char *version;    /* the model's version id (owned by triage) */
+	int have;	     /* a model for this task was loaded */
+	double p;	     /* calibrated probability */
+	const char *version; /* the model's version id (owned by triage) */
 	struct explain_reason *why; /* strongest first */
 	size_t nwhy;
 	double bias;
@@ -45,9 +45,9 @@ enum {
 };
 
 struct triage_opts {
-	const char *repo;   /* the mined repository (its path as mined or
+	const char *repo; /* the mined repository (its path as mined or
 			       real); NULL = the one repository mined */
-	unsigned tasks;     /* TRIAGE_WANT_*; 0 = every task */
+	unsigned tasks;	  /* TRIAGE_WANT_*; 0 = every task */
 };
 
 /*
@@ -57,8 +57,8 @@ struct triage_opts {
  * patch is scored without its history columns (triage_history says why).
  */
 int triage_open(struct triage **out, struct db *db, const char *state_dir);
-int triage_open_opts(struct triage **out, struct db *db,
-		     const char *state_dir, const struct triage_opts *o);
+int triage_open_opts(struct triage **out, struct db *db, const char *state_dir,
+		     const struct triage_opts *o);
 void triage_free(struct triage *t);
 /*
  * 1 when patches are scored against the mined history; else 0, with
@@ -74,8 +74,7 @@ void triage_worker_free(struct triage_worker *w);
 const char *triage_version(const struct triage *t);
 const char *triage_task_version(const struct triage *t, enum triage_task k);
 /* The loaded model of a task (owned by t), or NULL. */
-const struct pt_model *triage_model(const struct triage *t,
-				    enum triage_task k);
+const struct pt_model *triage_model(const struct triage *t, enum triage_task k);
 
 /* Score p; tf (may be NULL) is what its thread says. */
 int triage_score(struct triage_result *out, struct triage *t,

@@ -99,7 +99,8 @@ static void fill_reasons(struct verdict *v)
 		for (i = 0; i < m; i++) {
 			v->why[k][i].text = t->why[idx[i]].text;
 			v->why[k][i].direction = t->why[idx[i]].weight >= 0
-							 ? "raises" : "lowers";
+							 ? "raises"
+							 : "lowers";
 		}
 		v->nwhy[k] = m;
 	}
@@ -111,14 +112,16 @@ static void review_text(struct verdict *v, const struct patch *p)
 	unsigned tb = patch_count_trailers(p, TRAILER_TESTED);
 
 	if (!v->have_thread) {
-		snprintf(v->review, sizeof(v->review), "%u "
-			 TRAILER_KEY_REVIEWED ", %u " TRAILER_KEY_TESTED, rb,
-			 tb);
+		snprintf(v->review, sizeof(v->review),
+			 "%u " TRAILER_KEY_REVIEWED ", %u " TRAILER_KEY_TESTED,
+			 rb, tb);
 		return;
 	}
-	snprintf(v->review, sizeof(v->review), "%u replies from %u "
-		 "reviewers, %u " TRAILER_KEY_REVIEWED ", %u "
-		 TRAILER_KEY_TESTED, v->tf.replies, v->tf.reviewers, rb, tb);
+	snprintf(v->review, sizeof(v->review),
+		 "%u replies from %u "
+		 "reviewers, %u " TRAILER_KEY_REVIEWED
+		 ", %u " TRAILER_KEY_TESTED,
+		 v->tf.replies, v->tf.reviewers, rb, tb);
 }
 
 int verdict_score(struct verdict *v, struct triage *t,
@@ -151,8 +154,8 @@ void verdict_clear(struct verdict *v)
 }
 
 /* "WHAT 0.42 (model VERSION): reason; reason; reason" */
-static int describe(struct buf *b, const struct verdict *v,
-		    enum triage_task k, const char *what)
+static int describe(struct buf *b, const struct verdict *v, enum triage_task k,
+		    const char *what)
 {
 	const struct triage_score *t = &v->res.task[k];
 	size_t i;
@@ -171,8 +174,7 @@ int verdict_check(char **out, const struct verdict *v, enum triage_task k,
 	int rc;
 
 	*out = NULL;
-	if (!v->res.task[k].have ||
-	    (k == TRIAGE_FIX && patch_is_tagged_fix(p)))
+	if (!v->res.task[k].have || (k == TRIAGE_FIX && patch_is_tagged_fix(p)))
 		return 0;
 	if (k == TRIAGE_RISK)
 		rc = describe(&b, v, k, "p(bug)");

@@ -19,21 +19,21 @@
 #include "scoring/model/triage.h"
 #include "scoring/patch/patch.h"
 
-#define VERDICT_MAX_REASONS 5   /* shown in replies */
+#define VERDICT_MAX_REASONS 5	/* shown in replies */
 #define VERDICT_CHECK_REASONS 3 /* shown in a check description */
 
 struct verdict_reason {
-	const char *text;       /* owned by the verdict's res */
-	const char *direction;  /* "raises" / "lowers" */
+	const char *text;      /* owned by the verdict's res */
+	const char *direction; /* "raises" / "lowers" */
 };
 
 struct verdict {
 	struct triage_result res;
-	int have_thread;        /* the database knows the patch's thread */
+	int have_thread; /* the database knows the patch's thread */
 	struct thread_features tf;
 	struct verdict_reason why[TRIAGE_NTASKS][VERDICT_MAX_REASONS];
 	size_t nwhy[TRIAGE_NTASKS];
-	char review[160];       /* "3 replies from 2 reviewers, ..." */
+	char review[160]; /* "3 replies from 2 reviewers, ..." */
 };
 
 /* Where the thread of a patch is looked up; both NULL: no database. */

@@ -25,14 +25,14 @@
 
 struct dline {
 	const char *s;
-	size_t len;         /* without LF (and the CR of a CRLF text) */
-	size_t next;        /* offset of the following line */
+	size_t len;  /* without LF (and the CR of a CRLF text) */
+	size_t next; /* offset of the following line */
 };
 
 enum dstate {
-	ST_OUT,             /* no file open */
-	ST_HEADER,          /* after "diff --git", before the first hunk */
-	ST_FILE,            /* after a hunk of the open file */
+	ST_OUT,	   /* no file open */
+	ST_HEADER, /* after "diff --git", before the first hunk */
+	ST_FILE,   /* after a hunk of the open file */
 };
 
 struct dparse {
@@ -41,11 +41,11 @@ struct dparse {
 	size_t lineno;
 	int crlf;
 	enum dstate st;
-	int named;          /* the open file had its ---/+++ lines */
+	int named; /* the open file had its ---/+++ lines */
 	struct patch_file *files;
 	size_t nfiles, cap;
-	size_t hcap;        /* capacity of the open file's hunks */
-	size_t nhunks;      /* over all files, for PT_MAX_HUNKS */
+	size_t hcap;   /* capacity of the open file's hunks */
+	size_t nhunks; /* over all files, for PT_MAX_HUNKS */
 };
 
 static int peek(struct dparse *p, struct dline *l)
@@ -55,13 +55,14 @@ static int peek(struct dparse *p, struct dline *l)
 
 	if (p->pos >= p->len)
 		return 0;
-	nl = memchr(s, '\n', rest > PT_MAX_LINE_LEN + 2 ? PT_MAX_LINE_LEN + 2
-							: rest);
+	nl = memchr(s, '\n',
+		    rest > PT_MAX_LINE_LEN + 2 ? PT_MAX_LINE_LEN + 2 : rest);
 	l->len = nl ? (size_t)(nl - s) : rest;
 	if (l->len > PT_MAX_LINE_LEN + 1)
 		return pt_error_set(PT_ETOOBIG,
 				    "line %zu of the diff is longer than %u "
-				    "bytes", p->lineno + 1, PT_MAX_LINE_LEN);
+				    "bytes",
+				    p->lineno + 1, PT_MAX_LINE_LEN);
 	l->s = s;
 	l->next = p->pos + l->len + (nl ? 1 : 0);
 	if (p->crlf && l->len && s[l->len - 1] == '\r')
@@ -69,7 +70,8 @@ static int peek(struct dparse *p, struct dline *l)
 	if (l->len > PT_MAX_LINE_LEN)
 		return pt_error_set(PT_ETOOBIG,
 				    "line %zu of the diff is longer than %u "
-				    "bytes", p->lineno + 1, PT_MAX_LINE_LEN);
+				    "bytes",
+				    p->lineno + 1, PT_MAX_LINE_LEN);
 	return 1;
 }
 
@@ -121,15 +123,33 @@ static int unquote_c(char **out, const char *s, size_t len, size_t *used)
 			if (++i >= len)
 				break;
 			switch (s[i]) {
-			case 'a': c = '\a'; break;
-			case 'b': c = '\b'; break;
-			case 't': c = '\t'; break;
-			case 'n': c = '\n'; break;
-			case 'v': c = '\v'; break;
-			case 'f': c = '\f'; break;
-			case 'r': c = '\r'; break;
-			case '"': c = '"'; break;
-			case '\\': c = '\\'; break;
+			case 'a':
+				c = '\a';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 'v':
+				c = '\v';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case '"':
+				c = '"';
+				break;
+			case '\\':
+				c = '\\';
+				break;
 			default:
 				if (i + 2 < len && s[i] >= '0' && s[i] <= '3' &&
 				    s[i + 1] >= '0' && s[i + 1] <= '7' &&
@@ -315,8 +335,7 @@ static int new_file(struct dparse *p)
 	struct patch_file *f;
 
 	if (p->nfiles >= PT_MAX_FILES)
-		return pt_error_set(PT_ETOOBIG,
-				    "diff has more than %u files",
+		return pt_error_set(PT_ETOOBIG, "diff has more than %u files",
 				    PT_MAX_FILES);
 	if (p->nfiles == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 4;
@@ -380,13 +399,15 @@ static int git_header(struct dparse *p, const struct dline *l, int *rc)
 	} else if (HDR("dissimilarity index ")) {
 		/* a rewrite; nothing to keep */
 	} else if (HDR("rename from ") || HDR("copy from ")) {
-		f->status = s[0] == 'r' ? PATCH_FILE_RENAMED : PATCH_FILE_COPIED;
+		f->status = s[0] == 'r' ? PATCH_FILE_RENAMED
+					: PATCH_FILE_COPIED;
 		*rc = s[0] == 'r' ? parse_path(&path, REST("rename from "), 0)
 				  : parse_path(&path, REST("copy from "), 0);
 		if (!*rc)
 			set_path(&f->old_path, path);
 	} else if (HDR("rename to ") || HDR("copy to ")) {
-		f->status = s[0] == 'r' ? PATCH_FILE_RENAMED : PATCH_FILE_COPIED;
+		f->status = s[0] == 'r' ? PATCH_FILE_RENAMED
+					: PATCH_FILE_COPIED;
 		*rc = s[0] == 'r' ? parse_path(&path, REST("rename to "), 0)
 				  : parse_path(&path, REST("copy to "), 0);
 		if (!*rc)
@@ -395,8 +416,8 @@ static int git_header(struct dparse *p, const struct dline *l, int *rc)
 		const char *sp = memchr(s + 6, ' ', n - 6);
 
 		if (sp && !f->old_mode && !f->new_mode) {
-			f->old_mode = parse_mode(sp + 1,
-						 n - (size_t)(sp + 1 - s));
+			f->old_mode =
+				parse_mode(sp + 1, n - (size_t)(sp + 1 - s));
 			f->new_mode = f->old_mode;
 		}
 	} else if (HDR("Binary files ") || HDR("GIT binary patch")) {
@@ -473,8 +494,8 @@ static int parse_hunk_header(struct patch_hunk *h, const struct dline *l,
 	return 1;
 }
 
-static int add_line(struct patch_hunk *h, size_t *cap, char kind,
-		    const char *s, size_t len)
+static int add_line(struct patch_hunk *h, size_t *cap, char kind, const char *s,
+		    size_t len)
 {
 	struct patch_line *v;
 
@@ -515,11 +536,11 @@ static int read_hunk(struct dparse *p, struct patch_file *f,
 			break;
 		} else if (k == ' ' && old && new) {
 			old--;
-			new--;
+			new --;
 		} else if (k == '-' && old) {
 			old--;
 		} else if (k == '+' && new) {
-			new--;
+			new --;
 		} else {
 			break;
 		}
@@ -666,8 +687,7 @@ static int step(struct dparse *p, const struct dline *l)
 	return 0;
 }
 
-int diff_parse(struct patch_file **out, size_t *n, const char *text,
-	       size_t len)
+int diff_parse(struct patch_file **out, size_t *n, const char *text, size_t len)
 {
 	struct dparse p;
 	struct dline l;

@@ -8,14 +8,14 @@
 #include <stddef.h>
 
 struct patch_line {
-	char kind;          /* '+', '-', ' ', or '\\' (no newline at end) */
-	const char *text;   /* points into patch->diff; not NUL-terminated */
-	size_t len;         /* without the kind character and the newline */
+	char kind;	  /* '+', '-', ' ', or '\\' (no newline at end) */
+	const char *text; /* points into patch->diff; not NUL-terminated */
+	size_t len;	  /* without the kind character and the newline */
 };
 
 struct patch_hunk {
 	unsigned long old_start, old_lines, new_start, new_lines;
-	char *heading;      /* text after the closing @@, or NULL */
+	char *heading; /* text after the closing @@, or NULL */
 	struct patch_line *lines;
 	size_t nlines;
 	unsigned added, removed;
@@ -31,11 +31,11 @@ enum patch_file_status {
 };
 
 struct patch_file {
-	char *old_path;     /* NULL for an added file */
-	char *new_path;     /* NULL for a deleted file */
+	char *old_path; /* NULL for an added file */
+	char *new_path; /* NULL for a deleted file */
 	enum patch_file_status status;
-	unsigned old_mode, new_mode;  /* 0 when not given */
-	unsigned similarity;          /* rename/copy similarity %, 0 if none */
+	unsigned old_mode, new_mode; /* 0 when not given */
+	unsigned similarity;	     /* rename/copy similarity %, 0 if none */
 	unsigned binary : 1;
 	struct patch_hunk *hunks;
 	size_t nhunks;

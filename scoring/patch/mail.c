@@ -126,7 +126,7 @@ static size_t diff_sig(const char *s, size_t len)
 struct split {
 	size_t msg_end;
 	size_t notes_start, notes_end; /* notes_start == notes_end: none */
-	size_t diff, diff_end;         /* diff == diff_end: none */
+	size_t diff, diff_end;	       /* diff == diff_end: none */
 };
 
 static void body_split(struct split *sp, const char *s, size_t len)
@@ -222,8 +222,8 @@ static int body_fill(struct patch *p, struct parts *ps)
 	} else if (ps->have_attach) {
 		s = ps->attach.ptr;
 		sp.diff = mail_diff_start(s, ps->attach.len);
-		sp.diff_end = sp.diff + diff_sig(s + sp.diff,
-						 ps->attach.len - sp.diff);
+		sp.diff_end = sp.diff +
+			      diff_sig(s + sp.diff, ps->attach.len - sp.diff);
 		rc = patch_set_diff(p, s + sp.diff, sp.diff_end - sp.diff);
 	}
 out:
@@ -248,8 +248,10 @@ int patch_from_mail(struct patch **out, const char *buf, size_t len)
 	if (!buf && len)
 		return pt_error_set(PT_EINVAL, "no mail given");
 	if (len > PT_MAX_MAIL_SIZE)
-		return pt_error_set(PT_ETOOBIG, "mail of %zu bytes is over "
-				    "the limit of %u", len, PT_MAX_MAIL_SIZE);
+		return pt_error_set(PT_ETOOBIG,
+				    "mail of %zu bytes is over "
+				    "the limit of %u",
+				    len, PT_MAX_MAIL_SIZE);
 	rc = mail_add_lf(&text, buf ? buf : "", len);
 	if (!rc)
 		rc = mail_headers_parse(&hs, &body, text.ptr, text.len);

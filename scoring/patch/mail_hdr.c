@@ -123,8 +123,8 @@ int mail_headers_parse(struct headers *hs, size_t *body, const char *s,
 		if (e - c > PT_MAX_HEADER_LEN)
 			return pt_error_set(PT_ETOOBIG,
 					    "header '%.*s' longer than %u "
-					    "bytes", (int)n, s + i,
-					    PT_MAX_HEADER_LEN);
+					    "bytes",
+					    (int)n, s + i, PT_MAX_HEADER_LEN);
 		rc = header_add(hs, s + i, n, s + c, e - c);
 		i = next_line(s, len, i);
 	}
@@ -134,8 +134,7 @@ int mail_headers_parse(struct headers *hs, size_t *body, const char *s,
 	return rc;
 }
 
-const struct hdr *mail_header_get(const struct headers *hs,
-				  const char *name)
+const struct hdr *mail_header_get(const struct headers *hs, const char *name)
 {
 	size_t i, n = strlen(name);
 
@@ -308,8 +307,7 @@ static int person_loose(struct person *pr, const char *v, size_t len,
 	return rc;
 }
 
-static int person_parse(struct person *pr, const struct hdr *h,
-			const char *cs)
+static int person_parse(struct person *pr, const struct hdr *h, const char *cs)
 {
 	struct mailimf_mailbox *mb = NULL;
 	size_t idx = 0;
@@ -369,7 +367,8 @@ static void date_parse(struct patch *p, const struct hdr *h)
 	    dt->dt_sec <= 60 && z <= 9959 && z % 100 < 60 && y <= 9999) {
 		tz = (z / 100 * 60 + z % 100) * (dt->dt_zone < 0 ? -1 : 1);
 		p->author_date = days_from_civil(y, (unsigned)dt->dt_month,
-						 (unsigned)dt->dt_day) * 86400 +
+						 (unsigned)dt->dt_day) *
+					 86400 +
 				 dt->dt_hour * 3600 + dt->dt_min * 60 +
 				 dt->dt_sec - (int64_t)tz * 60;
 		p->author_tz = tz;
@@ -399,8 +398,7 @@ void mail_header_charset(char *out, size_t size, const struct hdr *h)
 
 /* ---- the patch's header fields -------------------------------------- */
 
-int mail_headers_fill(struct patch *p, const struct headers *hs,
-		      const char *cs)
+int mail_headers_fill(struct patch *p, const struct headers *hs, const char *cs)
 {
 	struct buf d = BUF_INIT, s = BUF_INIT;
 	const struct hdr *h;
@@ -431,4 +429,3 @@ out:
 	buf_free(&s);
 	return rc;
 }
-

@@ -29,10 +29,10 @@ struct headers {
 
 /* The MIME parts that matter: the body text and a diff attachment. */
 struct parts {
-	struct buf body;      /* first text/plain part, decoded, LF */
+	struct buf body; /* first text/plain part, decoded, LF */
 	char *body_cs;
 	int have_body;
-	struct buf attach;    /* first other text part holding a diff */
+	struct buf attach; /* first other text part holding a diff */
 	int have_attach;
 	size_t nparts;
 };
@@ -81,8 +81,7 @@ int mail_headers_parse(struct headers *hs, size_t *body, const char *s,
 		       size_t len);
 void mail_headers_free(struct headers *hs);
 /* The first field called name (any case), or NULL. */
-const struct hdr *mail_header_get(const struct headers *hs,
-				  const char *name);
+const struct hdr *mail_header_get(const struct headers *hs, const char *name);
 /* The charset= parameter of a Content-Type value, for raw 8-bit text. */
 void mail_header_charset(char *out, size_t size, const struct hdr *h);
 /* Ids, author, date and subject of p from the fields (raw text in cs). */

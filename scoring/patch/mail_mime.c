@@ -63,11 +63,11 @@ static int part_decode(struct buf *out, const struct mailmime *m)
 		return 0;
 	if (!d->dt_encoded)
 		return mail_add_lf(out, d->dt_data.dt_text.dt_data,
-			      d->dt_data.dt_text.dt_length);
+				   d->dt_data.dt_text.dt_length);
 	if (mailmime_part_parse(d->dt_data.dt_text.dt_data,
 				d->dt_data.dt_text.dt_length, &idx,
-				d->dt_encoding, &res, &rlen) !=
-	    MAILIMF_NO_ERROR)
+				d->dt_encoding, &res,
+				&rlen) != MAILIMF_NO_ERROR)
 		return pt_error_set(PT_ENOMEM, "out of memory");
 	rc = mail_add_lf(out, res, rlen);
 	mmap_string_unref(res);
@@ -87,9 +87,10 @@ static int leaf(struct parts *ps, const struct mailmime *m, int in_multi)
 		return 0;
 	if (plain && !ps->have_body && !(in_multi && is_attachment(m))) {
 		ps->have_body = 1;
-		cs = m->mm_content_type ?
-			     mailmime_content_param_get(m->mm_content_type,
-							"charset") : NULL;
+		cs = m->mm_content_type
+			     ? mailmime_content_param_get(m->mm_content_type,
+							  "charset")
+			     : NULL;
 		if (cs) {
 			ps->body_cs = pt_strdup(cs);
 			if (!ps->body_cs)
@@ -117,13 +118,17 @@ static int walk(struct parts *ps, const struct mailmime *m, unsigned depth,
 	int rc = 0;
 
 	if (depth > PT_MAX_MIME_DEPTH)
-		return pt_error_set(PT_ETOOBIG, "MIME parts nested deeper "
-				    "than %u", PT_MAX_MIME_DEPTH);
+		return pt_error_set(PT_ETOOBIG,
+				    "MIME parts nested deeper "
+				    "than %u",
+				    PT_MAX_MIME_DEPTH);
 	switch (m->mm_type) {
 	case MAILMIME_SINGLE:
 		if (++ps->nparts > PT_MAX_MIME_PARTS)
-			return pt_error_set(PT_ETOOBIG, "more than %u MIME "
-					    "parts", PT_MAX_MIME_PARTS);
+			return pt_error_set(PT_ETOOBIG,
+					    "more than %u MIME "
+					    "parts",
+					    PT_MAX_MIME_PARTS);
 		return leaf(ps, m, in_multi);
 	case MAILMIME_MULTIPLE:
 		for (it = clist_begin(m->mm_data.mm_multipart.mm_mp_list);
@@ -154,16 +159,18 @@ static int multipart_limit(const char *s, size_t len)
 		if (e - off < 13 || strncasecmp(s + off, "content-type:", 13))
 			continue;
 		/* the value, and a folded continuation line */
-		f = e < len && e + 1 < len && (s[e + 1] == ' ' ||
-					       s[e + 1] == '\t')
-			    ? line_end(s, len, e + 1) : e;
+		f = e < len && e + 1 < len &&
+				    (s[e + 1] == ' ' || s[e + 1] == '\t')
+			    ? line_end(s, len, e + 1)
+			    : e;
 		for (i = off + 13; i + 9 <= f; i++)
 			if (!strncasecmp(s + i, "multipart", 9)) {
 				n++;
 				break;
 			}
 		if (n > PT_MAX_MIME_PARTS)
-			return pt_error_set(PT_ETOOBIG, "more than %u MIME "
+			return pt_error_set(PT_ETOOBIG,
+					    "more than %u MIME "
 					    "multipart declarations",
 					    PT_MAX_MIME_PARTS);
 	}
@@ -178,8 +185,11 @@ int mail_mime_parts(struct parts *ps, const struct headers *hs,
 		    const char *body, size_t len)
 {
 	static const char *const names[] = {
-		"MIME-Version", "Content-Type", "Content-Transfer-Encoding",
-		"Content-Disposition", NULL,
+		"MIME-Version",
+		"Content-Type",
+		"Content-Transfer-Encoding",
+		"Content-Disposition",
+		NULL,
 	};
 	struct buf msg = BUF_INIT;
 	struct mailmime *mime = NULL;
@@ -198,8 +208,7 @@ int mail_mime_parts(struct parts *ps, const struct headers *hs,
 	if (rc)
 		goto out;
 	h = mail_header_get(hs, "Content-Type");
-	if (mailmime_parse(msg.ptr, msg.len, &idx, &mime) ==
-		    MAILIMF_NO_ERROR &&
+	if (mailmime_parse(msg.ptr, msg.len, &idx, &mime) == MAILIMF_NO_ERROR &&
 	    !(h && !strncasecmp(h->value, "multipart/", 10) &&
 	      !strcasestr(h->value, "boundary="))) {
 		rc = walk(ps, mime, 0, 0);

@@ -71,8 +71,9 @@ int mail_add_utf8(struct buf *out, const char *s, size_t len)
 static int cs_is_utf8(const char *cs)
 {
 	static const char *const same[] = {
-		"utf-8", "utf8", "us-ascii", "ascii", "unknown-8bit",
-		"x-unknown", "default", "ansi_x3.4-1968", NULL,
+		"utf-8",   "utf8",	     "us-ascii",
+		"ascii",   "unknown-8bit",   "x-unknown",
+		"default", "ansi_x3.4-1968", NULL,
 	};
 	size_t i;
 
@@ -145,10 +146,10 @@ int mail_add_subject(struct buf *out, const char *s, size_t len)
 
 struct eword {
 	char charset[64];
-	char enc;           /* 'B' or 'Q' */
+	char enc; /* 'B' or 'Q' */
 	const char *text;
 	size_t text_len;
-	size_t total;       /* bytes from "=?" through "?=" */
+	size_t total; /* bytes from "=?" through "?=" */
 };
 
 static int eword_parse(struct eword *w, const char *s, size_t len)
@@ -224,9 +225,10 @@ static int eword_decode(struct buf *raw, const struct eword *w)
 			} else if (t[i] == '=' && i + 2 < w->text_len &&
 				   hexval((unsigned char)t[i + 1]) >= 0 &&
 				   hexval((unsigned char)t[i + 2]) >= 0) {
-				rc = buf_addch(raw,
-					       hexval((unsigned char)t[i + 1]) * 16 +
-					       hexval((unsigned char)t[i + 2]));
+				rc = buf_addch(
+					raw,
+					hexval((unsigned char)t[i + 1]) * 16 +
+						hexval((unsigned char)t[i + 2]));
 				i += 2;
 			} else {
 				rc = buf_addch(raw, t[i]);
@@ -251,8 +253,7 @@ static int eword_decode(struct buf *raw, const struct eword *w)
  * adjacent encoded words dropped (RFC 2047 6.2), other text read in
  * charset cs (raw 8-bit headers, RFC 6532 or mislabelled).
  */
-int mail_decode_2047(struct buf *out, const char *s, size_t len,
-		     const char *cs)
+int mail_decode_2047(struct buf *out, const char *s, size_t len, const char *cs)
 {
 	struct buf raw = BUF_INIT;
 	struct eword w;
@@ -278,8 +279,9 @@ int mail_decode_2047(struct buf *out, const char *s, size_t len,
 			prev_ew = 1;
 			continue;
 		}
-		for (j = i + 1; j < len && !is_wsp(s[j]) &&
-				!(s[j] == '=' && j + 1 < len && s[j + 1] == '?');
+		for (j = i + 1;
+		     j < len && !is_wsp(s[j]) &&
+		     !(s[j] == '=' && j + 1 < len && s[j + 1] == '?');
 		     j++)
 			;
 		rc = mail_to_utf8(out, cs, s + i, j - i);
@@ -316,4 +318,3 @@ int mail_add_lf(struct buf *out, const char *s, size_t len)
 		rc = buf_add(out, s + start, len - start);
 	return rc;
 }
-

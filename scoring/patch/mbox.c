@@ -18,11 +18,10 @@
 
 struct mline {
 	const char *s;
-	size_t len;         /* with its LF, if any */
+	size_t len; /* with its LF, if any */
 };
 
-static int next_line(const char *buf, size_t len, size_t *pos,
-		     struct mline *l)
+static int next_line(const char *buf, size_t len, size_t *pos, struct mline *l)
 {
 	const char *nl;
 
@@ -57,7 +56,8 @@ int mbox_is_from_line(const char *s, size_t len)
 	for (; p + 5 <= e; p++)
 		if (isdigit((unsigned char)p[0]) &&
 		    isdigit((unsigned char)p[1]) && p[2] == ':' &&
-		    isdigit((unsigned char)p[3]) && isdigit((unsigned char)p[4]))
+		    isdigit((unsigned char)p[3]) &&
+		    isdigit((unsigned char)p[4]))
 			return 1;
 	return 0;
 }
@@ -132,9 +132,10 @@ int mbox_foreach(const char *buf, size_t len, mbox_cb cb, void *ctx)
 		rc = buf_add(&m, l.s + skip, l.len - skip);
 		if (rc) {
 			if (rc == PT_ETOOBIG)
-				pt_error_set(rc, "message %zu of the mbox is "
-					     "larger than %u bytes", index,
-					     PT_MAX_MAIL_SIZE);
+				pt_error_set(rc,
+					     "message %zu of the mbox is "
+					     "larger than %u bytes",
+					     index, PT_MAX_MAIL_SIZE);
 			goto out;
 		}
 	}

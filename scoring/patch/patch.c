@@ -148,10 +148,8 @@ int patch_is_tagged_fix(const struct patch *p)
 /* ---- JSON ---------------------------------------------------------- */
 
 static const char *const status_names[] = {
-	[PATCH_FILE_MODIFIED] = "modified",
-	[PATCH_FILE_ADDED] = "added",
-	[PATCH_FILE_DELETED] = "deleted",
-	[PATCH_FILE_RENAMED] = "renamed",
+	[PATCH_FILE_MODIFIED] = "modified", [PATCH_FILE_ADDED] = "added",
+	[PATCH_FILE_DELETED] = "deleted",   [PATCH_FILE_RENAMED] = "renamed",
 	[PATCH_FILE_COPIED] = "copied",
 };
 
@@ -304,8 +302,10 @@ static json_t *file_json(const struct patch_file *f)
 		return NULL;
 	put(o, "old_path", jstr(f->old_path), &ok);
 	put(o, "new_path", jstr(f->new_path), &ok);
-	put(o, "status", json_string(st <= PATCH_FILE_COPIED ? status_names[st]
-							    : "modified"), &ok);
+	put(o, "status",
+	    json_string(st <= PATCH_FILE_COPIED ? status_names[st]
+						: "modified"),
+	    &ok);
 	put(o, "old_mode", json_integer(f->old_mode), &ok);
 	put(o, "new_mode", json_integer(f->new_mode), &ok);
 	put(o, "similarity", json_integer(f->similarity), &ok);
@@ -359,13 +359,14 @@ static json_t *patch_json(const struct patch *p)
 		json_decref(fi);
 		return NULL;
 	}
-	put(o, "source", p->source == PATCH_FROM_GIT ? json_string("git")
-		: p->source == PATCH_FROM_MAIL ? json_string("mail")
-					       : json_null(), &ok);
+	put(o, "source",
+	    p->source == PATCH_FROM_GIT	   ? json_string("git")
+	    : p->source == PATCH_FROM_MAIL ? json_string("mail")
+					   : json_null(),
+	    &ok);
 	put(o, "message_id", jstr(p->message_id), &ok);
 	put(o, "in_reply_to", jstr(p->in_reply_to), &ok);
-	put(o, "references", strings_json(p->references, p->nreferences),
-	    &ok);
+	put(o, "references", strings_json(p->references, p->nreferences), &ok);
 	put(o, "list_id", jstr(p->list_id), &ok);
 	put(o, "commit", jstr(p->commit_id), &ok);
 	put(o, "parent", jstr(p->parent_id), &ok);

@@ -23,39 +23,39 @@
 /* ---- the patch ----------------------------------------------------- */
 
 struct person {
-	char *name;         /* UTF-8, may be NULL */
-	char *email;        /* lowercased, may be NULL */
+	char *name;  /* UTF-8, may be NULL */
+	char *email; /* lowercased, may be NULL */
 };
 
 enum patch_source { PATCH_FROM_MAIL = 1, PATCH_FROM_GIT = 2 };
 
 struct patch {
 	enum patch_source source;
-	char *message_id;   /* without <>, NULL for commits */
-	char *in_reply_to;  /* without <> */
-	char **references;  /* without <>, oldest first */
+	char *message_id;  /* without <>, NULL for commits */
+	char *in_reply_to; /* without <> */
+	char **references; /* without <>, oldest first */
 	size_t nreferences;
-	char *list_id;      /* List-Id without <> and display name */
-	char *commit_id;    /* 40-hex, commits only */
-	char *parent_id;    /* first parent, commits only */
+	char *list_id;	 /* List-Id without <> and display name */
+	char *commit_id; /* 40-hex, commits only */
+	char *parent_id; /* first parent, commits only */
 
-	struct person author;    /* From: for mail */
+	struct person author;	 /* From: for mail */
 	struct person committer; /* commits only */
-	int64_t author_date;     /* seconds since the epoch, UTC */
-	int author_tz;           /* minutes east of UTC */
+	int64_t author_date;	 /* seconds since the epoch, UTC */
+	int author_tz;		 /* minutes east of UTC */
 	int64_t commit_date;
 	int commit_tz;
 
 	struct subject subject;
-	char *message;      /* full message after the subject line (commit
+	char *message;	 /* full message after the subject line (commit
 			       message body / mail body up to the "---") */
-	char *changelog;    /* message without the trailer block */
-	char *notes;        /* mail: between "---" and the diff (diffstat,
+	char *changelog; /* message without the trailer block */
+	char *notes;	 /* mail: between "---" and the diff (diffstat,
 			       changes since vN); NULL for commits */
 	struct trailer *trailers;
 	size_t ntrailers;
 
-	char *diff;         /* the unified diff text, owned */
+	char *diff; /* the unified diff text, owned */
 	size_t diff_len;
 	struct patch_file *files;
 	size_t nfiles;

@@ -44,8 +44,8 @@ static int person_set(struct person *pr, struct git_signature const *s,
 		if (!rc)
 			pr->email = buf_detach(&b, NULL);
 		for (i = 0; pr->email && pr->email[i]; i++)
-			pr->email[i] = (char)tolower(
-				(unsigned char)pr->email[i]);
+			pr->email[i] =
+				(char)tolower((unsigned char)pr->email[i]);
 	}
 	buf_free(&b);
 	if (!rc && ((s->name && *s->name && !pr->name) ||
@@ -210,8 +210,8 @@ int patch_from_commit(struct patch **out, struct git_repository *repo,
 		rc = diff_set(p, repo, commit);
 out:
 	if (rc) {
-		pt_error_wrap(rc, "commit '%.12s'", p->commit_id ?
-			      p->commit_id : "?");
+		pt_error_wrap(rc, "commit '%.12s'",
+			      p->commit_id ? p->commit_id : "?");
 		patch_free(p);
 		return rc;
 	}

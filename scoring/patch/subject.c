@@ -37,9 +37,8 @@ static char *unfold(const char *s, size_t len)
 	return out;
 }
 
-static const char *const reply_words[] = {
-	"re", "aw", "fwd", "fw", "sv", "antw", "wg", NULL
-};
+static const char *const reply_words[] = { "re", "aw",	 "fwd", "fw",
+					   "sv", "antw", "wg",	NULL };
 
 /*
  * A reply marker at s: a known word, an optional "[N]" or "(N)" count,

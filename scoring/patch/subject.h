@@ -14,13 +14,13 @@
  * Fwd:) are stripped and counted in reply_depth.
  */
 struct subject {
-	char *raw;          /* the subject as given, unfolded, UTF-8 */
-	char *clean;        /* without reply markers and bracket prefixes */
-	char **tags;        /* other prefix tokens, e.g. "net-next", "6.6" */
+	char *raw;   /* the subject as given, unfolded, UTF-8 */
+	char *clean; /* without reply markers and bracket prefixes */
+	char **tags; /* other prefix tokens, e.g. "net-next", "6.6" */
 	size_t ntags;
-	unsigned version;   /* vN; 1 when absent */
-	unsigned number;    /* n of n/m; 0 when absent */
-	unsigned total;     /* m of n/m; 0 when absent */
+	unsigned version; /* vN; 1 when absent */
+	unsigned number;  /* n of n/m; 0 when absent */
+	unsigned total;	  /* m of n/m; 0 when absent */
 	unsigned reply_depth;
 	unsigned is_patch : 1, is_rfc : 1, is_resend : 1, is_autosel : 1,
 		is_pull : 1, is_cover : 1; /* is_cover: number == 0 && total */

@@ -21,7 +21,7 @@
 
 struct tline {
 	const char *s;
-	size_t len;         /* without the LF and a CR before it */
+	size_t len; /* without the LF and a CR before it */
 };
 
 /* Each kind: its canonical key, its JSON name and attributes. */
@@ -47,8 +47,8 @@ static const struct kind_def {
 	[TRAILER_CC] = { TRAILER_KEY_CC, "cc", TRAILER_F_PERSON },
 	[TRAILER_LINK] = { TRAILER_KEY_LINK, "link", 0 },
 	[TRAILER_CLOSES] = { TRAILER_KEY_CLOSES, "closes", 0 },
-	[TRAILER_CO_DEVELOPED] = { TRAILER_KEY_CO_DEVELOPED,
-				   "co-developed-by", TRAILER_F_PERSON },
+	[TRAILER_CO_DEVELOPED] = { TRAILER_KEY_CO_DEVELOPED, "co-developed-by",
+				   TRAILER_F_PERSON },
 };
 
 #define IN_BLOCK 1u /* recognised in git's trailer block */
@@ -93,8 +93,8 @@ static const struct key_def {
 
 static int is_blank_ch(int c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
-	       c == '\v' || c == '\f';
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
+	       c == '\f';
 }
 
 static int is_blank_line(const struct tline *l)
@@ -135,8 +135,8 @@ static long find_sep(const struct tline *l)
 		unsigned char c = (unsigned char)l->s[i];
 
 		if (c == ':') {
-			if (i == 0 || (i + 2 < l->len &&
-				       l->s[i + 1] == '/' && l->s[i + 2] == '/'))
+			if (i == 0 || (i + 2 < l->len && l->s[i + 1] == '/' &&
+				       l->s[i + 2] == '/'))
 				return -1;
 			return (long)i;
 		}
@@ -399,8 +399,8 @@ static int split_fixes(struct trailer *t)
 		v++;
 	if (!strncasecmp(v, "commit ", 7))
 		v += 7;
-	for (w = v; w < end && !is_blank_ch((unsigned char)*w) &&
-		    *w != '('; w++)
+	for (w = v; w < end && !is_blank_ch((unsigned char)*w) && *w != '(';
+	     w++)
 		;
 	if (is_hex_word(v, (size_t)(w - v))) {
 		rc = dup_range(&t->fixes_sha, v, w);
@@ -479,8 +479,8 @@ void trailers_free(struct trailer *t, size_t n)
 struct tparse {
 	struct trailer *v;
 	size_t n, cap;
-	struct buf val;     /* value of the trailer being read */
-	int open;           /* v[n - 1] is still collecting its value */
+	struct buf val; /* value of the trailer being read */
+	int open;	/* v[n - 1] is still collecting its value */
 };
 
 static int close_current(struct tparse *tp)

@@ -71,13 +71,13 @@ const char *trailer_reply_act(size_t i, const char **key);
 
 struct trailer {
 	enum trailer_kind kind;
-	char *key;          /* as written, e.g. "Reviewed-by" */
-	char *value;        /* continuation lines joined by one space */
-	char *name;         /* person trailers: "Jane Doe" (or NULL) */
-	char *email;        /* person trailers: "jane@example.org" (or NULL) */
-	char *comment;      /* text after '#' (Cc: stable # 5.10+), or NULL */
-	char *fixes_sha;    /* Fixes: the id as written */
-	char *fixes_subject;/* Fixes: the quoted subject, without ("") */
+	char *key;	     /* as written, e.g. "Reviewed-by" */
+	char *value;	     /* continuation lines joined by one space */
+	char *name;	     /* person trailers: "Jane Doe" (or NULL) */
+	char *email;	     /* person trailers: "jane@example.org" (or NULL) */
+	char *comment;	     /* text after '#' (Cc: stable # 5.10+), or NULL */
+	char *fixes_sha;     /* Fixes: the id as written */
+	char *fixes_subject; /* Fixes: the quoted subject, without ("") */
 	unsigned is_stable : 1; /* Cc: stable@vger.kernel.org (any form) */
 };
 

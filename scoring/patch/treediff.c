@@ -25,8 +25,7 @@ static int fail(const char *what, const git_oid *id)
 			    e && e->message ? e->message : "libgit2 error");
 }
 
-static int add(struct walk *w, const git_tree_entry *a,
-	       const git_tree_entry *b)
+static int add(struct walk *w, const git_tree_entry *a, const git_tree_entry *b)
 {
 	struct treediff_file *f;
 	struct treediff *d = w->d;
@@ -82,8 +81,9 @@ static int pair(struct walk *w, const git_tree_entry *a,
 	git_tree *x = NULL, *y = NULL;
 	int rc;
 
-	if (a && b && !git_oid_cmp(git_tree_entry_id(a), git_tree_entry_id(b))
-	    && git_tree_entry_filemode(a) == git_tree_entry_filemode(b))
+	if (a && b &&
+	    !git_oid_cmp(git_tree_entry_id(a), git_tree_entry_id(b)) &&
+	    git_tree_entry_filemode(a) == git_tree_entry_filemode(b))
 		return 0;
 	rc = buf_addstr(&w->path, git_tree_entry_name(a ? a : b));
 	if (rc)
@@ -124,8 +124,10 @@ static int compare(struct walk *w, const git_tree *a, const git_tree *b)
 	for (i = 0; i < n && !rc; i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(b, i);
 
-		rc = pair(w, a ? git_tree_entry_byname(a, git_tree_entry_name(e))
-			       : NULL, e);
+		rc = pair(w,
+			  a ? git_tree_entry_byname(a, git_tree_entry_name(e))
+			    : NULL,
+			  e);
 	}
 	n = a ? git_tree_entrycount(a) : 0;
 	for (i = 0; i < n && !rc; i++) {
@@ -229,8 +231,8 @@ int treediff_diff(git_diff **out, git_repository *repo, git_tree *old,
 	if (!d.n)
 		old = new = NULL;
 	if (git_diff_tree_to_tree(out, repo, old, new, &o))
-		rc = d.n ? fail("cannot diff against tree", new ? git_tree_id(new)
-						  : git_tree_id(old))
+		rc = d.n ? fail("cannot diff against tree",
+				new ? git_tree_id(new) : git_tree_id(old))
 			 : pt_error_set(PT_ERROR, "cannot make an empty diff");
 	free(paths);
 	treediff_clear(&d);

@@ -19,8 +19,8 @@
 
 /* One changed path: a file, a symlink or a submodule. */
 struct treediff_file {
-	char *path;             /* "dir/file", '/'-separated */
-	git_oid old, new;       /* zero when absent on that side */
+	char *path;		     /* "dir/file", '/'-separated */
+	git_oid old, new;	     /* zero when absent on that side */
 	unsigned old_mode, new_mode; /* git file modes; 0 when absent */
 };
 

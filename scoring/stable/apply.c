@@ -52,7 +52,7 @@ out:
 
 /* One file of a replay: its content now, or absent. */
 struct rfile {
-	const char *path;         /* owned by the tagged commit's changes */
+	const char *path; /* owned by the tagged commit's changes */
 	char *data;
 	size_t len;
 	int present;
@@ -60,7 +60,7 @@ struct rfile {
 
 struct replay {
 	struct stable_set *s;
-	struct rfile *f;          /* the tagged commit's paths, sorted */
+	struct rfile *f; /* the tagged commit's paths, sorted */
 	size_t n;
 	git_tree *tip;
 };
@@ -154,9 +154,10 @@ static int replay_file(struct rfile *f, git_repository *repo,
 		goto out;
 	if (!old || !f->present) {
 		/* an add onto nothing, or a change of what is not there */
-		rc = !old && !f->present && new ?
-			rfile_set(f, git_blob_rawcontent(new),
-				  (size_t)git_blob_rawsize(new)) : 1;
+		rc = !old && !f->present && new
+			     ? rfile_set(f, git_blob_rawcontent(new),
+					 (size_t)git_blob_rawsize(new))
+			     : 1;
 		goto out;
 	}
 	git_merge_file_input_init(&a, GIT_MERGE_FILE_INPUT_VERSION);

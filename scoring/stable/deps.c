@@ -13,8 +13,8 @@
 /* ---- depends on ------------------------------------------------------- */
 
 struct hrec {
-	const char *path;   /* owned by the commit's changes */
-	size_t idx;         /* commit index */
+	const char *path;		  /* owned by the commit's changes */
+	size_t idx;			  /* commit index */
 	unsigned long olo, ohi, nlo, nhi; /* [lo, hi) old and new lines */
 };
 
@@ -26,8 +26,7 @@ struct hcollect {
 	unsigned added, removed;
 };
 
-static int hunk_cb(const git_diff_delta *d, const git_diff_hunk *hk,
-		   void *ctx)
+static int hunk_cb(const git_diff_delta *d, const git_diff_hunk *hk, void *ctx)
 {
 	struct hcollect *h = ctx;
 	struct hrec *r;
@@ -88,13 +87,13 @@ static int collect_hunks(struct stable_set *s, git_repository *repo,
 /* One thread's share: consecutive commits, their hunks in order. */
 struct hjob {
 	struct stable_set *s;
-	git_repository *repo;     /* its own handle (the caller's for 0) */
+	git_repository *repo; /* its own handle (the caller's for 0) */
 	const size_t *todo;
 	size_t n;
 	struct hcollect h;
 	pthread_t t;
 	int started, rc;
-	char *err;                /* the error, copied out of the thread */
+	char *err; /* the error, copied out of the thread */
 };
 
 static void *hjob_run(void *arg)
@@ -116,8 +115,10 @@ static int hjob_start(struct hjob *j)
 	if (git_repository_open(&j->repo, path))
 		return stable_git_fail("cannot open repository", path);
 	if (pthread_create(&j->t, NULL, hjob_run, j))
-		return pt_error_set(PT_ERROR, "cannot start a thread to diff "
-				    "in '%s'", path);
+		return pt_error_set(PT_ERROR,
+				    "cannot start a thread to diff "
+				    "in '%s'",
+				    path);
 	j->started = 1;
 	return 0;
 }
@@ -128,8 +129,8 @@ static int hjob_finish(struct hcollect *h, struct hjob *j, int rc)
 	struct hrec *r;
 
 	if (!rc && j->rc)
-		rc = pt_error_set(j->rc, "%s", j->err ? j->err
-						       : "out of memory");
+		rc = pt_error_set(j->rc, "%s",
+				  j->err ? j->err : "out of memory");
 	if (!rc && j->h.n) {
 		r = pt_reallocarray(h->r, h->n + j->h.n, sizeof(*r));
 		if (!r)
@@ -285,14 +286,14 @@ static int mark_needed(unsigned char *need, struct stable_set *s,
 	if (n)
 		qsort(r, n, sizeof(*r), hrec_cmp);
 	for (start = 0; start < n; start = i) {
-		for (i = start; i < n && !strcmp(r[i].path, r[start].path);
-		     i++)
+		for (i = start; i < n && !strcmp(r[i].path, r[start].path); i++)
 			;
 		for (j = start; j < i; j++) {
 			if (!sel[r[j].idx])
 				continue;
-			lo = j - start > STABLE_DEP_WINDOW ?
-				     j - STABLE_DEP_WINDOW : start;
+			lo = j - start > STABLE_DEP_WINDOW
+				     ? j - STABLE_DEP_WINDOW
+				     : start;
 			for (k = lo; k <= j; k++)
 				need[r[k].idx] = 1;
 		}
@@ -326,8 +327,8 @@ int stable_deps(struct stable_set *s, const unsigned char *select)
 	if (h.n)
 		qsort(h.r, h.n, sizeof(*h.r), hrec_cmp);
 	for (start = 0; start < h.n && !rc; start = i) {
-		for (i = start; i < h.n && !strcmp(h.r[i].path,
-						   h.r[start].path); i++)
+		for (i = start;
+		     i < h.n && !strcmp(h.r[i].path, h.r[start].path); i++)
 			;
 		rc = link_group(s, h.r + start, i - start, sel);
 	}

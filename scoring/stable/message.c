@@ -84,8 +84,8 @@ static int line_marker(char hex[41], enum stable_match *kind, const char *s,
 	return 0;
 }
 
-int stable_find_marker(char hex[41], enum stable_match *kind,
-		       const char *msg, size_t len)
+int stable_find_marker(char hex[41], enum stable_match *kind, const char *msg,
+		       size_t len)
 {
 	const char *s = msg, *end = msg + len, *eol;
 
@@ -146,8 +146,8 @@ static const char *next_word(const char **at, size_t *n, int plus)
 /* The summary has fix, fixes, fixed or fixing as a word. */
 int stable_says_fix(const char *sum)
 {
-	static const char *const words[] = { "fix", "fixes", "fixed",
-					     "fixing", NULL };
+	static const char *const words[] = { "fix", "fixes", "fixed", "fixing",
+					     NULL };
 	const char *w;
 	size_t n;
 
@@ -166,11 +166,14 @@ int stable_says_fix(const char *sum)
  */
 static int build_component(const char *sum)
 {
-	static const char *const ci[] = { "ci", "github", ".github", "gha",
-		"travis", "azure", "buildlib", "debian", "redhat", "suse",
-		"rpm", "packaging", "spec", NULL };
-	static const char *const build[] = { "build", "buildtools",
-		"devtools", "config", "meson", "cmake", "make", "mk", NULL };
+	static const char *const ci[] = { "ci",	      "github", ".github",
+					  "gha",      "travis", "azure",
+					  "buildlib", "debian", "redhat",
+					  "suse",     "rpm",	"packaging",
+					  "spec",     NULL };
+	static const char *const build[] = { "build",  "buildtools", "devtools",
+					     "config", "meson",	     "cmake",
+					     "make",   "mk",	     NULL };
 	const char *colon = strstr(sum, ": "), *slash;
 	size_t n;
 
@@ -191,9 +194,9 @@ static int build_component(const char *sum)
 static int build_wording(const char *sum)
 {
 	static const char *const words[] = { "warning", "warnings", "musl",
-		"toolchain", NULL };
+					     "toolchain", NULL };
 	static const char *const prefix[] = { "compil", "compatib", "gcc",
-		"clang", NULL };
+					      "clang", NULL };
 	const char *s, *at, *colon = strstr(sum, ": ");
 	const char *const *p;
 	size_t n;
@@ -221,15 +224,20 @@ static int ends_with(const char *s, const char *lit)
 /* A file of the build system, the CI or the packaging. */
 static int build_path(const char *path)
 {
-	static const char *const dirs[] = { ".ci/", ".github/", ".gitlab/",
-		"buildtools/", "devtools/", "buildlib/", "config/", "debian/",
-		"redhat/", "suse/", "ci/", NULL };
-	static const char *const names[] = { "meson.build",
-		"meson_options.txt", "meson.options", "CMakeLists.txt",
-		"Makefile", "GNUmakefile", "configure.ac", ".travis.yml",
-		".gitlab-ci.yml", NULL };
-	static const char *const exts[] = { ".cmake", ".mk", ".spec",
-		".spec.in", ".map", NULL };
+	static const char *const dirs[] = {
+		".ci/",	     ".github/",  ".gitlab/", "buildtools/",
+		"devtools/", "buildlib/", "config/",  "debian/",
+		"redhat/",   "suse/",	  "ci/",      NULL
+	};
+	static const char *const names[] = {
+		"meson.build",	  "meson_options.txt",
+		"meson.options",  "CMakeLists.txt",
+		"Makefile",	  "GNUmakefile",
+		"configure.ac",	  ".travis.yml",
+		".gitlab-ci.yml", NULL
+	};
+	static const char *const exts[] = { ".cmake",	".mk",	".spec",
+					    ".spec.in", ".map", NULL };
 	const char *base = strrchr(path, '/');
 	const char *const *p;
 
@@ -276,11 +284,12 @@ static int text_hex(char hex[41], const char *s, const char *start,
 {
 	size_t n = hex_run(s, end), i, digits = 0;
 
-	if (s > start && (isalnum((unsigned char)s[-1]) ||
-			  strchr("/-_.@=+%#~", s[-1])))
+	if (s > start &&
+	    (isalnum((unsigned char)s[-1]) || strchr("/-_.@=+%#~", s[-1])))
 		return 0;
-	if (n < 7 || n > 40 || (s + n < end && (isalnum((unsigned char)s[n])
-						|| strchr("-_@/", s[n]))))
+	if (n < 7 || n > 40 ||
+	    (s + n < end &&
+	     (isalnum((unsigned char)s[n]) || strchr("-_@/", s[n]))))
 		return 0;
 	for (i = 0; i < n; i++)
 		digits += isdigit((unsigned char)s[i]) != 0;
@@ -313,8 +322,8 @@ static void scan_cites(struct stable_commit *sc, git_repository *repo,
 		for (; p < eol; p++) {
 			if (!text_hex(hex, p, s, eol))
 				continue;
-			if (p >= s + 20 && starts(p - 20, eol,
-						  "This reverts commit "))
+			if (p >= s + 20 &&
+			    starts(p - 20, eol, "This reverts commit "))
 				continue;
 			if (!stable_resolve_commit(&id, repo, hex) &&
 			    git_oid_streq(&id, sc->id)) {

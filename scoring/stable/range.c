@@ -243,8 +243,7 @@ int stable_is_tagged_cand(const struct stable_set *s, size_t i)
 }
 
 /* One series k[0..n): its length, and each commit's nearest tagged one. */
-static void link_series(struct stable_set *s, const struct skey *k,
-			size_t n)
+static void link_series(struct stable_set *s, const struct skey *k, size_t n)
 {
 	size_t a, b, best, d, bd;
 

@@ -42,7 +42,8 @@ static void oidmap_insert(struct oment *slot, size_t cap, const git_oid *id,
 {
 	size_t i;
 
-	for (i = oid_hash(id) & (cap - 1); slot[i].used; i = (i + 1) & (cap - 1))
+	for (i = oid_hash(id) & (cap - 1); slot[i].used;
+	     i = (i + 1) & (cap - 1))
 		;
 	git_oid_cpy(&slot[i].id, id);
 	slot[i].val = val;
@@ -193,12 +194,11 @@ int stable_diff_file(git_repository *repo, const struct treediff_file *f,
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.context_lines = 0;
 	o.interhunk_lines = 0;
-	if ((!git_oid_is_zero(&f->old) && git_blob_lookup(&a, repo, &f->old))
-	    || (!git_oid_is_zero(&f->new) &&
-		git_blob_lookup(&b, repo, &f->new)))
+	if ((!git_oid_is_zero(&f->old) && git_blob_lookup(&a, repo, &f->old)) ||
+	    (!git_oid_is_zero(&f->new) && git_blob_lookup(&b, repo, &f->new)))
 		rc = stable_git_fail("cannot read the blobs of", f->path);
-	if (!rc && git_diff_blobs(a, f->path, b, f->path, &o, NULL, NULL,
-				  hunk, line, ctx))
+	if (!rc && git_diff_blobs(a, f->path, b, f->path, &o, NULL, NULL, hunk,
+				  line, ctx))
 		rc = stable_git_fail("cannot diff", f->path);
 	git_blob_free(a);
 	git_blob_free(b);
@@ -239,8 +239,7 @@ int stable_changes_patchid(git_oid *out, git_repository *repo,
 
 	for (i = 0; i < ch->n && !rc; i++) {
 		rc = buf_addf(&b, "%s\n%s\n", ch->f[i].path,
-			      git_oid_is_zero(&ch->f[i].new) ? "deleted"
-							     : "");
+			      git_oid_is_zero(&ch->f[i].new) ? "deleted" : "");
 		if (!rc)
 			rc = stable_diff_file(repo, &ch->f[i], NULL, pid_line,
 					      &b);
@@ -273,8 +272,10 @@ int stable_walk(git_repository *repo, const git_oid *push, const git_oid *hide,
 	}
 	while (!rc && !(e = git_revwalk_next(&id, w))) {
 		if (++n > STABLE_MAX_COMMITS) {
-			rc = pt_error_set(PT_ETOOBIG, "more than %u commits "
-					  "in the range", STABLE_MAX_COMMITS);
+			rc = pt_error_set(PT_ETOOBIG,
+					  "more than %u commits "
+					  "in the range",
+					  STABLE_MAX_COMMITS);
 			break;
 		}
 		if (git_commit_lookup(&c, repo, &id)) {

@@ -55,8 +55,10 @@ static int parse_range(git_oid *from, int *has_from, git_oid *to,
 	if (!dots)
 		return stable_peel_commit(to, repo, range);
 	if (dots[2] == '.')
-		return pt_error_set(PT_EINVAL, "range '%s': use A..B, not "
-				    "A...B", range);
+		return pt_error_set(PT_EINVAL,
+				    "range '%s': use A..B, not "
+				    "A...B",
+				    range);
 	a = pt_strndup(range, (size_t)(dots - range));
 	if (!a)
 		return PT_ENOMEM;
@@ -122,7 +124,7 @@ int stable_analyse(struct stable_set **out, struct git_repository *repo,
 	*out = NULL;
 	if (!opts || !opts->range || !opts->branch)
 		return pt_error_set(PT_EINVAL, "stable: a range and a branch "
-				    "are needed");
+					       "are needed");
 	s = pt_calloc(1, sizeof(*s));
 	if (!s)
 		return PT_ENOMEM;

@@ -33,21 +33,21 @@ struct git_repository;
 /* How a commit of the range was found in the stable branch. */
 enum stable_match {
 	STABLE_MATCH_NONE = 0,
-	STABLE_MATCH_ANCESTOR,    /* the commit itself is in the branch */
-	STABLE_MATCH_CHERRY,      /* (cherry picked from commit X) */
-	STABLE_MATCH_UPSTREAM,    /* [ Upstream commit X ] / Upstream commit X */
-	STABLE_MATCH_COMMIT_UP,   /* commit X upstream. */
-	STABLE_MATCH_PATCHID,     /* same patch-id, no marker line */
+	STABLE_MATCH_ANCESTOR,	/* the commit itself is in the branch */
+	STABLE_MATCH_CHERRY,	/* (cherry picked from commit X) */
+	STABLE_MATCH_UPSTREAM,	/* [ Upstream commit X ] / Upstream commit X */
+	STABLE_MATCH_COMMIT_UP, /* commit X upstream. */
+	STABLE_MATCH_PATCHID,	/* same patch-id, no marker line */
 };
 
 /* What its Fixes: (or "This reverts commit X.") targets say. */
 enum stable_target {
-	STABLE_TARGET_NONE = 0,   /* no Fixes:, not a revert */
-	STABLE_TARGET_PRESENT,    /* a target is in the branch (or backported) */
-	STABLE_TARGET_ABSENT,     /* every target resolved, none in the branch:
+	STABLE_TARGET_NONE = 0, /* no Fixes:, not a revert */
+	STABLE_TARGET_PRESENT,	/* a target is in the branch (or backported) */
+	STABLE_TARGET_ABSENT,	/* every target resolved, none in the branch:
 				     the fix is dropped */
-	STABLE_TARGET_UNKNOWN,    /* no target resolves to a commit */
-	STABLE_TARGET_PENDING,    /* not in the branch, but a target is itself
+	STABLE_TARGET_UNKNOWN,	/* no target resolves to a commit */
+	STABLE_TARGET_PENDING,	/* not in the branch, but a target is itself
 				     a candidate of the range that is tagged
 				     or keeps the build working (kept, and
 				     listed in deps) or a tagged main-line
@@ -63,19 +63,19 @@ enum stable_apply {
 
 struct stable_commit {
 	char id[41];
-	char *subject;            /* git's summary */
-	char *author;             /* "Name <email>" */
+	char *subject; /* git's summary */
+	char *author;  /* "Name <email>" */
 	int64_t commit_date;
-	unsigned cc_stable : 1;   /* Cc: stable@<any domain> */
-	unsigned has_fixes : 1;   /* at least one Fixes: */
-	unsigned is_revert : 1;   /* "This reverts commit X" */
-	unsigned dropped : 1;     /* target == STABLE_TARGET_ABSENT */
-	unsigned fix_subject : 1; /* the summary has the word fix, fixes,
+	unsigned cc_stable : 1;	    /* Cc: stable@<any domain> */
+	unsigned has_fixes : 1;	    /* at least one Fixes: */
+	unsigned is_revert : 1;	    /* "This reverts commit X" */
+	unsigned dropped : 1;	    /* target == STABLE_TARGET_ABSENT */
+	unsigned fix_subject : 1;   /* the summary has the word fix, fixes,
 				     fixed or fixing */
-	unsigned has_sibling : 1; /* sibling is set */
+	unsigned has_sibling : 1;   /* sibling is set */
 	unsigned cites_present : 1; /* cites names a commit the branch has */
 	/* keeps the build working (stable_build ranks ci and words) */
-	unsigned build_ci : 1;    /* the subject's component is CI or
+	unsigned build_ci : 1;	  /* the subject's component is CI or
 				     packaging (ci, debian, suse, ...) */
 	unsigned build_comp : 1;  /* ... or the build system or its tools
 				     (build, config, devtools, ...) */
@@ -83,30 +83,30 @@ struct stable_commit {
 				     (compile, warning, gcc, C++20, ...) */
 	unsigned build_files : 1; /* every path it changes is a build, CI
 				     or packaging file (MAINTAINERS aside) */
-	unsigned prereq : 1;      /* prereq_of is set (stable_prereqs) */
-	size_t prereq_of;         /* a tagged candidate that conflicts on
+	unsigned prereq : 1;	  /* prereq_of is set (stable_prereqs) */
+	size_t prereq_of;	  /* a tagged candidate that conflicts on
 				     the branch without this commit and
 				     does not with it, the first */
-	size_t sibling;           /* a tagged candidate of the same series
+	size_t sibling;		  /* a tagged candidate of the same series
 				     (same author and committer, committed
 				     within STABLE_SERIES_GAP seconds of the
 				     next), the nearest one */
-	size_t series_len;        /* commits of the range in its series */
-	char cites[41];           /* the first commit id the changelog names
+	size_t series_len;	  /* commits of the range in its series */
+	char cites[41];		  /* the first commit id the changelog names
 				     outside Fixes:, revert and upstream
 				     marker lines that resolves, or "" */
 	unsigned nfiles;
-	unsigned added, removed;  /* set by stable_deps() for the commits it
+	unsigned added, removed; /* set by stable_deps() for the commits it
 				     diffed, else 0 */
 	enum stable_match match;
-	char backport[41];        /* the branch commit that has it, or "" */
-	char needs[41];           /* PENDING on a commit before the range:
+	char backport[41]; /* the branch commit that has it, or "" */
+	char needs[41];	   /* PENDING on a commit before the range:
 				     that target, which must go first */
 	enum stable_target target;
-	char **targets;           /* resolved 40-hex targets (ntargets) */
+	char **targets; /* resolved 40-hex targets (ntargets) */
 	size_t ntargets;
 	enum stable_apply apply;
-	size_t *deps;             /* indices of earlier commits (candidates:
+	size_t *deps; /* indices of earlier commits (candidates:
 				     not in the branch, not dropped) that
 				     touch the same lines or that it fixes
 				     (STABLE_TARGET_PENDING) */
@@ -114,24 +114,24 @@ struct stable_commit {
 };
 
 struct stable_opts {
-	const char *range;        /* "A..B", or "B" for all of B's history */
-	const char *branch;       /* the stable branch (any revision) */
-	int check_apply;          /* cherry-pick every candidate (slow on big
+	const char *range;  /* "A..B", or "B" for all of B's history */
+	const char *branch; /* the stable branch (any revision) */
+	int check_apply;    /* cherry-pick every candidate (slow on big
 				     ranges; see stable_check_apply) */
-	int no_deps;              /* skip the hunk overlap pass */
-	size_t jobs;              /* threads diffing for stable_deps (0: 1),
+	int no_deps;	    /* skip the hunk overlap pass */
+	size_t jobs;	    /* threads diffing for stable_deps (0: 1),
 				     each with its own repository handle */
 };
 
 struct stable_set {
-	struct stable_commit *c;  /* the range's non-merge commits, oldest
+	struct stable_commit *c; /* the range's non-merge commits, oldest
 				     first */
 	size_t n;
-	char tip[41];             /* branch tip */
-	char base[41];            /* merge base of the tip and B */
-	size_t branch_commits;    /* non-merge commits tip..base scanned */
-	size_t branch_marked;     /* of those, with an upstream marker line */
-	size_t nmarkers;          /* distinct upstream ids named */
+	char tip[41];	       /* branch tip */
+	char base[41];	       /* merge base of the tip and B */
+	size_t branch_commits; /* non-merge commits tip..base scanned */
+	size_t branch_marked;  /* of those, with an upstream marker line */
+	size_t nmarkers;       /* distinct upstream ids named */
 	struct stable_priv *priv;
 };
 
@@ -219,8 +219,8 @@ const char *stable_apply_name(enum stable_apply a);
  * marker kind (CHERRY, UPSTREAM or COMMIT_UP) and hex[] the id as written
  * (7..40 hex digits, NUL-terminated).  Returns 1 when found, 0 if not.
  */
-int stable_find_marker(char hex[41], enum stable_match *kind,
-		       const char *msg, size_t len);
+int stable_find_marker(char hex[41], enum stable_match *kind, const char *msg,
+		       size_t len);
 
 /*
  * For a posted patch that looks like a fix but has neither Fixes: nor Cc:

@@ -17,9 +17,9 @@
 #include "scoring/patch/treediff.h"
 
 #define STABLE_MAX_COMMITS 10000000u /* range or branch commits */
-#define STABLE_MAX_TARGETS 32u       /* Fixes:/revert ids per commit */
-#define STABLE_DEP_WINDOW 256u       /* earlier commits compared per file */
-#define STABLE_BLAME_FILES 32u       /* files blamed per suggestion */
+#define STABLE_MAX_TARGETS 32u	     /* Fixes:/revert ids per commit */
+#define STABLE_DEP_WINDOW 256u	     /* earlier commits compared per file */
+#define STABLE_BLAME_FILES 32u	     /* files blamed per suggestion */
 #define STABLE_BLAME_LINES 2000u     /* lines blamed per suggestion */
 
 struct oment {
@@ -40,34 +40,34 @@ struct bcommit {
 
 struct skey {
 	uint64_t author, committer; /* FNV-1a of the lowercased emails */
-	int64_t when;               /* commit time */
+	int64_t when;		    /* commit time */
 	size_t idx;
 };
 
 struct changes {
-	struct treediff_file *f;  /* sorted by path */
+	struct treediff_file *f; /* sorted by path */
 	size_t n;
-	uint64_t sig;             /* FNV-1a of the paths */
+	uint64_t sig; /* FNV-1a of the paths */
 };
 
 struct stable_priv {
 	git_repository *repo;
 	git_oid tip, base, head;
-	struct oidmap range;      /* range commit -> index in c[] */
+	struct oidmap range;	  /* range commit -> index in c[] */
 	struct oidmap after_base; /* commits of head not reachable from base */
-	struct oidmap only;       /* branch commits not reachable from base */
-	struct oidmap upstream;   /* id named by a marker -> index in b[] */
-	struct oidmap patchids;   /* patch-id of an unmarked b[] -> index */
-	struct oidmap memo;       /* target -> 1 present, 2 absent */
-	struct oidmap queued;     /* target -> 1 queued for stable, 2 not */
-	struct oidmap sigs;       /* path signature of an unmarked b[] */
-	struct oidmap anc;        /* base's history back to the oldest target */
-	struct changes *rch;      /* files changed by each range commit */
-	struct skey *sk;          /* who wrote and applied each, for series */
-	size_t jobs;              /* threads for collect_all, >= 1 */
+	struct oidmap only;	  /* branch commits not reachable from base */
+	struct oidmap upstream;	  /* id named by a marker -> index in b[] */
+	struct oidmap patchids;	  /* patch-id of an unmarked b[] -> index */
+	struct oidmap memo;	  /* target -> 1 present, 2 absent */
+	struct oidmap queued;	  /* target -> 1 queued for stable, 2 not */
+	struct oidmap sigs;	  /* path signature of an unmarked b[] */
+	struct oidmap anc;	  /* base's history back to the oldest target */
+	struct changes *rch;	  /* files changed by each range commit */
+	struct skey *sk;	  /* who wrote and applied each, for series */
+	size_t jobs;		  /* threads for collect_all, >= 1 */
 	struct bcommit *b;
 	size_t nb, bcap;
-	size_t ccap;              /* allocated s->c */
+	size_t ccap; /* allocated s->c */
 };
 
 typedef int (*blob_line_cb)(const git_diff_delta *d, const git_diff_hunk *h,

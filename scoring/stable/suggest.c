@@ -64,9 +64,8 @@ static size_t hunk_lines(unsigned long *out, size_t max,
 	return n;
 }
 
-static int blame_hunk(struct votes *v, git_repository *repo,
-		      const char *path, const git_oid *rev,
-		      const struct patch_hunk *h)
+static int blame_hunk(struct votes *v, git_repository *repo, const char *path,
+		      const git_oid *rev, const struct patch_hunk *h)
 {
 	git_blame_options o;
 	git_blame *bl = NULL;
@@ -132,8 +131,8 @@ int stable_suggest_fixes(char **out, struct git_repository *repo,
 	*out = NULL;
 	memset(&v, 0, sizeof(v));
 	rc = stable_peel_commit(&at, repo, rev ? rev : "HEAD");
-	if (!rc && (git_commit_lookup(&c, repo, &at) ||
-		    git_commit_tree(&tree, c)))
+	if (!rc &&
+	    (git_commit_lookup(&c, repo, &at) || git_commit_tree(&tree, c)))
 		rc = stable_git_fail("cannot read the tree of",
 				     rev ? rev : "HEAD");
 	for (f = 0; f < p->nfiles && !rc && files < STABLE_BLAME_FILES; f++) {
@@ -155,9 +154,10 @@ int stable_suggest_fixes(char **out, struct git_repository *repo,
 	if (rc)
 		goto out;
 	if (!v.n) {
-		rc = pt_error_set(PT_ENOTFOUND, "no line of '%s' could be "
-				  "blamed at '%s'", p->subject.raw ?
-				  p->subject.raw : "the patch",
+		rc = pt_error_set(PT_ENOTFOUND,
+				  "no line of '%s' could be "
+				  "blamed at '%s'",
+				  p->subject.raw ? p->subject.raw : "the patch",
 				  rev ? rev : "HEAD");
 		goto out;
 	}

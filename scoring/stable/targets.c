@@ -100,8 +100,9 @@ int stable_base_history(struct stable_set *s)
 
 	for (i = 0; i < s->n; i++)
 		for (k = 0; k <= s->c[i].ntargets; k++) {
-			const char *hex = k < s->c[i].ntargets ?
-				s->c[i].targets[k] : s->c[i].cites;
+			const char *hex = k < s->c[i].ntargets
+						  ? s->c[i].targets[k]
+						  : s->c[i].cites;
 
 			t = *hex ? target_time(p, hex) : -1;
 			if (t >= 0 && t < oldest)

@@ -122,8 +122,8 @@ const char *const *config_warnings(const struct config *c)
 	return c->nwarnings ? (const char *const *)c->warnings : none;
 }
 
-int config_get_string(const struct config *c, const char *key,
-		      const char *def, char **out)
+int config_get_string(const struct config *c, const char *key, const char *def,
+		      char **out)
 {
 	git_config_entry *e = NULL;
 	int rc;
@@ -158,8 +158,7 @@ static int got(const struct config *c, const char *key, int rc,
 	return 0;
 }
 
-int config_get_int(const struct config *c, const char *key, long def,
-		   long *out)
+int config_get_int(const struct config *c, const char *key, long def, long *out)
 {
 	int64_t v;
 	int rc;
@@ -194,8 +193,7 @@ int config_get_double(const struct config *c, const char *key, double def,
 	return rc;
 }
 
-int config_get_bool(const struct config *c, const char *key, int def,
-		    int *out)
+int config_get_bool(const struct config *c, const char *key, int def, int *out)
 {
 	int v, rc;
 
@@ -339,8 +337,8 @@ static char *first_line(const char *s, size_t len)
 	return pt_strndup(s, n);
 }
 
-static int secret_from_file(struct config *c, const char *key,
-			    const char *file, char **out)
+static int secret_from_file(struct config *c, const char *key, const char *file,
+			    char **out)
 {
 	struct buf b = BUF_INIT;
 	struct stat st;
@@ -351,13 +349,16 @@ static int secret_from_file(struct config *c, const char *key,
 	if (!path)
 		return PT_ENOMEM;
 	if (stat(path, &st)) {
-		rc = pt_error_set(PT_EIO, "config '%s': %s: cannot read '%s': %s",
+		rc = pt_error_set(PT_EIO,
+				  "config '%s': %s: cannot read '%s': %s",
 				  c->path, key, path, strerror(errno));
 		goto out;
 	}
 	if (st.st_mode & 077)
-		warn(c, "%s: '%s' is readable by others (mode %03o); "
-		     "chmod 600 it", key, path, (unsigned)(st.st_mode & 0777));
+		warn(c,
+		     "%s: '%s' is readable by others (mode %03o); "
+		     "chmod 600 it",
+		     key, path, (unsigned)(st.st_mode & 0777));
 	buf_init(&b, 64 * 1024);
 	rc = pt_read_file(&b, path, 64 * 1024);
 	if (rc) {
@@ -399,8 +400,7 @@ static int secret_from_command(struct config *c, const char *key,
 		rc = buf_add(&b, chunk, n);
 	memset(chunk, 0, sizeof(chunk));
 	status = pclose(f);
-	if (!rc && (status == -1 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status)))
+	if (!rc && (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)))
 		rc = pt_error_set(PT_EIO,
 				  "config '%s': %s failed (exit status %d)",
 				  c->path, key,
@@ -412,9 +412,8 @@ static int secret_from_command(struct config *c, const char *key,
 	if (!rc && !**out) {
 		pt_secret_free(*out);
 		*out = NULL;
-		rc = pt_error_set(PT_EINVAL,
-				  "config '%s': %s printed nothing", c->path,
-				  key);
+		rc = pt_error_set(PT_EINVAL, "config '%s': %s printed nothing",
+				  c->path, key);
 	}
 	if (b.cap)
 		memset(b.ptr, 0, b.cap);
@@ -448,7 +447,8 @@ int config_read_secret(struct config *c, const char *section, char **out)
 		snprintf(key, sizeof(key), "%s.%s", section, inline_keys[i]);
 		rc = config_get_string(c, key, NULL, &v);
 		if (!rc && v) {
-			warn(c, "%s is written in the config file; use "
+			warn(c,
+			     "%s is written in the config file; use "
 			     "%s.token-file or %s.password-command",
 			     key, section, section);
 			*out = v;

@@ -97,8 +97,8 @@ int db_prepare(sqlite3_stmt **out, struct db *db, const char *sql)
 	return 0;
 }
 
-int db_prepare_all(sqlite3_stmt **st, struct db *db,
-		   const char *const *sql, size_t n)
+int db_prepare_all(sqlite3_stmt **st, struct db *db, const char *const *sql,
+		   size_t n)
 {
 	size_t i;
 	int rc = 0;
@@ -120,8 +120,7 @@ void db_finalize_all(sqlite3_stmt **st, size_t n)
 	}
 }
 
-int db_open(struct db **out, const char *path,
-	    const struct db_owners *owners)
+int db_open(struct db **out, const char *path, const struct db_owners *owners)
 {
 	struct db *db;
 	int rc;
@@ -139,8 +138,7 @@ int db_open(struct db **out, const char *path,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				    SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK) {
-		rc = pt_error_set(PT_EIO, "cannot open database '%s': %s",
-				  path,
+		rc = pt_error_set(PT_EIO, "cannot open database '%s': %s", path,
 				  db->h ? sqlite3_errmsg(db->h) : "no memory");
 		goto fail;
 	}

@@ -26,8 +26,7 @@ struct db_owners;
  * library, bot_db_owners (bot/cmd/schema.h) for the bot.  Tables of other
  * owners already in the file are left alone.  ":memory:" works for tests.
  */
-int db_open(struct db **out, const char *path,
-	    const struct db_owners *owners);
+int db_open(struct db **out, const char *path, const struct db_owners *owners);
 void db_close(struct db *db);
 /* The PRAGMA user_version this build leaves (DB_USER_VERSION, for the
  * binaries before schema_versions). */
@@ -35,9 +34,9 @@ int db_schema_version(void);
 
 /* Run SQL with no result rows; the error names the statement's purpose. */
 int db_exec(struct db *db, const char *sql);
-int db_begin(struct db *db);      /* BEGIN IMMEDIATE */
+int db_begin(struct db *db); /* BEGIN IMMEDIATE */
 int db_commit(struct db *db);
-int db_rollback(struct db *db);   /* never fails the caller */
+int db_rollback(struct db *db); /* never fails the caller */
 /*
  * A unit of work that nests: its own transaction (BEGIN IMMEDIATE) when
  * none is open, else SAVEPOINT name inside the caller's, so that a
@@ -54,8 +53,8 @@ int db_prepare(sqlite3_stmt **out, struct db *db, const char *sql);
  * Prepare sql[0..n) into st[0..n), a module's statements prepared once.
  * On failure the ones prepared are finalised and st is all NULL.
  */
-int db_prepare_all(sqlite3_stmt **st, struct db *db,
-		   const char *const *sql, size_t n);
+int db_prepare_all(sqlite3_stmt **st, struct db *db, const char *const *sql,
+		   size_t n);
 /* Finalise st[0..n) (NULL entries are fine). */
 void db_finalize_all(sqlite3_stmt **st, size_t n);
 /* Set the pt error from the database's message; returns PT_EIO. */

@@ -23,7 +23,8 @@ static const struct db_step store_steps[] = {
 };
 
 static const struct db_schema store_schema = {
-	"scoring/store", store_steps,
+	"scoring/store",
+	store_steps,
 	sizeof(store_steps) / sizeof(store_steps[0]),
 };
 
@@ -54,7 +55,8 @@ static int check_schema(const struct db_schema *s, const struct mig *m,
 		if (s->steps[i].version <= (i ? s->steps[i - 1].version : 0))
 			return pt_error_set(PT_EINVAL,
 					    "schema of '%s': step %zu is out "
-					    "of order", s->owner, i);
+					    "of order",
+					    s->owner, i);
 	return 0;
 }
 
@@ -90,8 +92,8 @@ static int gather(struct mig **out, size_t *nout,
 }
 
 /* *out = the first column of the first row, *found = 1, if there is one. */
-static int query_int(struct db *db, const char *sql, const char *arg,
-		     int *out, int *found)
+static int query_int(struct db *db, const char *sql, const char *arg, int *out,
+		     int *found)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -127,8 +129,8 @@ static int newer(struct db *db, const char *owner, int v, int max)
 /* Where the database stands, as plan() reads it. */
 struct state {
 	int user_version;
-	int has_table;  /* schema_versions exists */
-	int todo;       /* anything to write */
+	int has_table; /* schema_versions exists */
+	int todo;      /* anything to write */
 };
 
 static int owner_version(struct db *db, struct mig *m, int base,
@@ -237,7 +239,8 @@ static int run_steps(struct db *db, struct mig *m, size_t n)
 				continue;
 			rc = db_exec(db, st->sql);
 			if (rc)
-				return pt_error_wrap(rc, "migrating %s to "
+				return pt_error_wrap(rc,
+						     "migrating %s to "
 						     "schema %d",
 						     m[i].s->owner, v);
 			m[i].version = v;
@@ -245,8 +248,7 @@ static int run_steps(struct db *db, struct mig *m, size_t n)
 	}
 }
 
-static int apply(struct db *db, struct mig *m, size_t n,
-		 const struct state *s)
+static int apply(struct db *db, struct mig *m, size_t n, const struct state *s)
 {
 	char pragma[64];
 	size_t i;

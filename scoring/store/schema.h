@@ -27,12 +27,12 @@
 #define DB_USER_VERSION 12
 
 struct db_step {
-	int version;      /* > 0, strictly increasing within an owner */
-	const char *sql;  /* one or more statements */
+	int version;	 /* > 0, strictly increasing within an owner */
+	const char *sql; /* one or more statements */
 };
 
 struct db_schema {
-	const char *owner;  /* the room, e.g. "scoring/history" */
+	const char *owner; /* the room, e.g. "scoring/history" */
 	const struct db_step *steps;
 	size_t nsteps;
 };
@@ -45,7 +45,7 @@ struct db_schema {
 struct db_owners {
 	const struct db_schema *const *schemas;
 	size_t n;
-	const struct db_owners *below;  /* NULL at the bottom */
+	const struct db_owners *below; /* NULL at the bottom */
 };
 
 struct db;

@@ -215,8 +215,8 @@ int pt_read_file(struct buf *out, const char *path, size_t max)
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (max && out->len + n > max) {
 			rc = pt_error_set(PT_ETOOBIG,
-					  "'%s' is larger than %zu bytes",
-					  path, max);
+					  "'%s' is larger than %zu bytes", path,
+					  max);
 			break;
 		}
 		rc = buf_add(out, chunk, n);

@@ -18,29 +18,29 @@
 /* Error codes: 0 is success, every error is negative. */
 enum pt_err {
 	PT_OK = 0,
-	PT_ERROR = -1,     /* generic failure, see pt_error_last() */
-	PT_ENOMEM = -2,    /* allocation failed */
-	PT_EINVAL = -3,    /* malformed input */
+	PT_ERROR = -1,	   /* generic failure, see pt_error_last() */
+	PT_ENOMEM = -2,	   /* allocation failed */
+	PT_EINVAL = -3,	   /* malformed input */
 	PT_ETOOBIG = -4,   /* input over a named limit */
 	PT_ENOTFOUND = -5, /* no such object */
-	PT_EIO = -6,       /* file or database error */
-	PT_ENET = -7,      /* network or protocol error */
-	PT_EAUTH = -8,     /* credentials refused */
+	PT_EIO = -6,	   /* file or database error */
+	PT_ENET = -7,	   /* network or protocol error */
+	PT_EAUTH = -8,	   /* credentials refused */
 	PT_EEXISTS = -9,   /* already there */
 	PT_EAGAIN = -10,   /* transient; try again */
 };
 
 /* Limits for input that comes from outside (mail, JSON, diffs, git). */
-#define PT_MAX_MAIL_SIZE (64u << 20)    /* one message */
-#define PT_MAX_LINE_LEN (1u << 20)      /* one line of mail or diff */
-#define PT_MAX_HEADER_LEN (1u << 20)    /* one unfolded header */
-#define PT_MAX_FILES 100000u            /* files in one diff */
-#define PT_MAX_HUNKS 1000000u           /* hunks in one diff */
-#define PT_MAX_TRAILERS 10000u          /* trailers in one message */
-#define PT_MAX_PREFIXES 64u             /* subject bracket tokens */
-#define PT_MAX_MIME_PARTS 1000u         /* MIME parts in one message */
-#define PT_MAX_MIME_DEPTH 32u           /* MIME nesting */
-#define PT_MAX_HTTP_BODY (256u << 20)   /* one HTTP response */
+#define PT_MAX_MAIL_SIZE (64u << 20)  /* one message */
+#define PT_MAX_LINE_LEN (1u << 20)    /* one line of mail or diff */
+#define PT_MAX_HEADER_LEN (1u << 20)  /* one unfolded header */
+#define PT_MAX_FILES 100000u	      /* files in one diff */
+#define PT_MAX_HUNKS 1000000u	      /* hunks in one diff */
+#define PT_MAX_TRAILERS 10000u	      /* trailers in one message */
+#define PT_MAX_PREFIXES 64u	      /* subject bracket tokens */
+#define PT_MAX_MIME_PARTS 1000u	      /* MIME parts in one message */
+#define PT_MAX_MIME_DEPTH 32u	      /* MIME nesting */
+#define PT_MAX_HTTP_BODY (256u << 20) /* one HTTP response */
 #define PT_MAX_JSON_DEPTH 64u
 
 /*
@@ -73,7 +73,10 @@ struct buf {
 	size_t max;
 };
 
-#define BUF_INIT { buf_empty_, 0, 0, 0 }
+#define BUF_INIT                    \
+	{                           \
+		buf_empty_, 0, 0, 0 \
+	}
 extern char buf_empty_[1];
 
 void buf_init(struct buf *b, size_t max);

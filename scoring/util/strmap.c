@@ -50,8 +50,7 @@ static int grow(struct strmap *m)
 		return PT_ENOMEM;
 	}
 	m->cap = ncap;
-	strmap_for_each(&old, e)
-		*probe(m, e->key, e->klen, e->hash) = *e;
+	strmap_for_each(&old, e) * probe(m, e->key, e->klen, e->hash) = *e;
 	free(old.slots);
 	return 0;
 }
@@ -85,8 +84,7 @@ void strmap_free(struct strmap *m)
 {
 	struct strmap_entry *e;
 
-	strmap_for_each(m, e)
-		free(e->key);
+	strmap_for_each(m, e) free(e->key);
 	free(m->slots);
 	m->slots = NULL;
 	m->cap = m->len = 0;

@@ -25,7 +25,10 @@ struct strmap {
 	size_t cap, len;
 };
 
-#define STRMAP_INIT { NULL, 0, 0 }
+#define STRMAP_INIT        \
+	{                  \
+		NULL, 0, 0 \
+	}
 
 /* The entry for KEY, or NULL. */
 struct strmap_entry *strmap_get(const struct strmap *m, const char *key,
@@ -43,9 +46,9 @@ int strmap_put_id(struct strmap_entry **out, int *added, struct strmap *m,
 /* Free the keys and the table (values are the caller's). */
 void strmap_free(struct strmap *m);
 
-#define strmap_for_each(m, e) \
+#define strmap_for_each(m, e)                                             \
 	for ((e) = (m)->slots; (m)->slots && (e) < (m)->slots + (m)->cap; \
-	     (e)++) \
+	     (e)++)                                                       \
 		if ((e)->key)
 
 #endif

@@ -20,7 +20,7 @@
 
 struct tpl_var {
 	char *name;
-	char *value;              /* NULL for a list */
+	char *value; /* NULL for a list */
 	struct tpl_vars **items;
 	size_t nitems;
 };
@@ -65,8 +65,7 @@ static struct tpl_var *find_local(const struct tpl_vars *v, const char *name,
 	return NULL;
 }
 
-static int get_var(struct tpl_var **out, struct tpl_vars *v,
-		   const char *name)
+static int get_var(struct tpl_var **out, struct tpl_vars *v, const char *name)
 {
 	struct tpl_var *nv;
 
@@ -117,8 +116,7 @@ int tpl_setf(struct tpl_vars *v, const char *name, const char *fmt, ...)
 	return rc;
 }
 
-int tpl_list_add(struct tpl_vars *v, const char *name,
-		 struct tpl_vars **item)
+int tpl_list_add(struct tpl_vars *v, const char *name, struct tpl_vars **item)
 {
 	struct tpl_vars **ni;
 	struct tpl_var *var;
@@ -143,31 +141,30 @@ int tpl_list_add(struct tpl_vars *v, const char *name,
 
 struct render {
 	struct buf *out;
-	const char *tpl;   /* the whole template, for line numbers */
+	const char *tpl; /* the whole template, for line numbers */
 	size_t len;
 	const char *name;
 	unsigned depth;
-	size_t work;       /* bytes scanned so far, against TPL_MAX_WORK */
+	size_t work; /* bytes scanned so far, against TPL_MAX_WORK */
 };
 
 /* The variables in scope: a loop's item, then outward to the caller's. */
 struct scope {
 	const struct tpl_vars *v;
 	const struct scope *up;
-	size_t number;     /* the item's 1-based index; 0 outside a loop */
+	size_t number; /* the item's 1-based index; 0 outside a loop */
 };
 
-enum tag_kind { TAG_VAR, TAG_IF, TAG_EACH, TAG_ELSE, TAG_END_IF,
-		TAG_END_EACH };
+enum tag_kind { TAG_VAR, TAG_IF, TAG_EACH, TAG_ELSE, TAG_END_IF, TAG_END_EACH };
 
 struct tag {
 	enum tag_kind kind;
-	const char *arg;   /* variable name */
+	const char *arg; /* variable name */
 	size_t arglen;
-	size_t start;      /* offset of "{{" */
-	size_t end;        /* offset after "}}" */
-	size_t out_start;  /* standalone: where the line began */
-	size_t out_end;    /* standalone: after the line's newline */
+	size_t start;	  /* offset of "{{" */
+	size_t end;	  /* offset after "}}" */
+	size_t out_start; /* standalone: where the line began */
+	size_t out_end;	  /* standalone: after the line's newline */
 };
 
 static unsigned line_of(const struct render *r, size_t off)
@@ -225,14 +222,15 @@ static int charge(struct render *r, size_t n)
 	r->work += n;
 	if (r->work <= TPL_MAX_WORK)
 		return 0;
-	return pt_error_set(PT_ETOOBIG, "template '%s': more than %u bytes "
-			    "to scan (loops inside loops?)", r->name,
-			    TPL_MAX_WORK);
+	return pt_error_set(PT_ETOOBIG,
+			    "template '%s': more than %u bytes "
+			    "to scan (loops inside loops?)",
+			    r->name, TPL_MAX_WORK);
 }
 
 /* The next tag at or after off, before end; 1 when found. */
-static int next_tag(struct render *r, size_t off, size_t end,
-		    struct tag *t, int *rc)
+static int next_tag(struct render *r, size_t off, size_t end, struct tag *t,
+		    int *rc)
 {
 	const char *s = r->tpl, *open, *close, *a;
 	size_t n;
@@ -243,7 +241,7 @@ static int next_tag(struct render *r, size_t off, size_t end,
 		     : NULL;
 	if (off < end)
 		*rc = charge(r, (close ? (size_t)(close - s) + 2 : end) - off +
-				   TPL_STEP_COST);
+					TPL_STEP_COST);
 	if (*rc || !open)
 		return 0;
 	if (!close) {
@@ -283,9 +281,8 @@ static int next_tag(struct render *r, size_t off, size_t end,
  * The close of the block opened by open: *els gets {{else}} at depth 0
  * (for an if), *close the closing tag.
  */
-static int find_close(struct render *r, const struct tag *open,
-		      size_t end, struct tag *els, struct tag *close,
-		      int *has_else)
+static int find_close(struct render *r, const struct tag *open, size_t end,
+		      struct tag *els, struct tag *close, int *has_else)
 {
 	enum tag_kind want = open->kind == TAG_IF ? TAG_END_IF : TAG_END_EACH;
 	size_t off = open->end;
@@ -309,15 +306,16 @@ static int find_close(struct render *r, const struct tag *open,
 			*close = t;
 			return 0;
 		} else if (t.kind != TAG_VAR && t.kind != TAG_ELSE) {
-			return tpl_err(r, t.start, "block closed by the wrong "
+			return tpl_err(r, t.start,
+				       "block closed by the wrong "
 				       "tag");
 		}
 	}
 	return rc ? rc : tpl_err(r, open->start, "block is not closed");
 }
 
-static const struct tpl_var *lookup(const struct scope *sc,
-				    const char *name, size_t len)
+static const struct tpl_var *lookup(const struct scope *sc, const char *name,
+				    size_t len)
 {
 	const struct tpl_var *var;
 
@@ -394,8 +392,8 @@ static int render_each(struct render *r, const struct tag *open,
 	return rc;
 }
 
-static int render_block(struct render *r, const struct tag *open,
-			size_t end, const struct scope *sc, size_t *next)
+static int render_block(struct render *r, const struct tag *open, size_t end,
+			const struct scope *sc, size_t *next)
 {
 	struct tag els = { 0 }, close = { 0 };
 	int rc, has_else;

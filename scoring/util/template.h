@@ -17,7 +17,7 @@
 
 #define TPL_MAX_DEPTH 16u
 #define TPL_MAX_OUTPUT (1u << 20)
-#define TPL_MAX_WORK (16u << 20)  /* bytes scanned by one render, see .c */
+#define TPL_MAX_WORK (16u << 20) /* bytes scanned by one render, see .c */
 
 struct tpl_vars;
 
@@ -28,8 +28,7 @@ int tpl_set(struct tpl_vars *v, const char *name, const char *value);
 int tpl_setf(struct tpl_vars *v, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Append an item to list NAME; *item (owned by v) is filled by the caller. */
-int tpl_list_add(struct tpl_vars *v, const char *name,
-		 struct tpl_vars **item);
+int tpl_list_add(struct tpl_vars *v, const char *name, struct tpl_vars **item);
 
 /*
  * Render tpl (len bytes; name for error messages) with v into out.  An

@@ -44,8 +44,7 @@
 enum { ST_READ, ST_FEAT, ST_PRED, ST_EXPL, ST_SCORE, ST_CPU, ST_TOTAL, NST };
 
 static const char *const stage_names[NST] = {
-	"read", "features", "predict", "explain", "score", "score_cpu",
-	"total",
+	"read", "features", "predict", "explain", "score", "score_cpu", "total",
 };
 
 struct timing {
@@ -56,7 +55,7 @@ struct timing {
 struct scored {
 	char *subject;
 	double p[2];
-	int mail_seen;     /* 0, 1, or 2 = more than one mail has it */
+	int mail_seen; /* 0, 1, or 2 = more than one mail has it */
 	double mail_p[2];
 };
 
@@ -64,12 +63,11 @@ struct bench {
 	struct pt_model *model[2];
 	struct feat_ctx *fc;
 	struct timing tm;
-	double checksum;   /* keeps the work from being optimised away */
+	double checksum; /* keeps the work from being optimised away */
 	struct scored *by_commit;
 	size_t ncommits;
-	int mails;         /* scoring the mails now */
+	int mails; /* scoring the mails now */
 };
-
 
 static double clock_us(clockid_t id)
 {
@@ -130,9 +128,10 @@ static void timing_print(struct timing *t, const char *input)
 			sum += v[i];
 		qsort(v, t->n, sizeof(*v), cmp_double);
 		printf("%s %s n=%zu mean_us=%.1f median_us=%.1f p95_us=%.1f "
-		       "max_us=%.1f\n", input, stage_names[s], t->n,
-		       sum / (double)t->n, v[t->n / 2],
-		       v[(size_t)((double)(t->n - 1) * 0.95)], v[t->n - 1]);
+		       "max_us=%.1f\n",
+		       input, stage_names[s], t->n, sum / (double)t->n,
+		       v[t->n / 2], v[(size_t)((double)(t->n - 1) * 0.95)],
+		       v[t->n - 1]);
 	}
 	for (s = 0; s < NST; s++)
 		free(t->us[s]);
@@ -160,7 +159,7 @@ static void note_scores(struct bench *b, const struct patch *p,
 	for (i = 0; i < b->ncommits; i++)
 		if (b->by_commit[i].subject &&
 		    !strcmp(b->by_commit[i].subject, subj)) {
-			free(b->by_commit[i].subject);   /* not unique */
+			free(b->by_commit[i].subject); /* not unique */
 			b->by_commit[i].subject = NULL;
 			return;
 		}

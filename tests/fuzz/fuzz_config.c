@@ -26,11 +26,23 @@ static char path[64];
 static int fd = -1;
 
 static const char *const keys[] = {
-	"patchwork.url", "patchwork.project", "patchwork.timeout",
-	"patchwork.ssl-verify", "patchwork.per-page", "imap.url",
-	"imap.folder", "imap.max-message-size", "smtp.url", "reply.from",
-	"policy.dry-run", "mail.sentiment-file", "subsystem.netdev.paths",
-	"subsystem.netdev.risk-threshold", "core.x", "a.b.c.d", "x",
+	"patchwork.url",
+	"patchwork.project",
+	"patchwork.timeout",
+	"patchwork.ssl-verify",
+	"patchwork.per-page",
+	"imap.url",
+	"imap.folder",
+	"imap.max-message-size",
+	"smtp.url",
+	"reply.from",
+	"policy.dry-run",
+	"mail.sentiment-file",
+	"subsystem.netdev.paths",
+	"subsystem.netdev.risk-threshold",
+	"core.x",
+	"a.b.c.d",
+	"x",
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -70,7 +82,8 @@ static void getters(const struct config *cfg)
 static void policy(struct config *cfg)
 {
 	static char f0[] = "drivers/net/ethernet/foo.c", f1[] = "README";
-	static char email[] = "jane@example.org", lid[] = "netdev.vger.kernel.org";
+	static char email[] = "jane@example.org",
+		    lid[] = "netdev.vger.kernel.org";
 	struct patch_file files[2];
 	struct patch pt;
 	const struct policy_subsys *s;
@@ -149,8 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		config_strv_free(names);
 	}
 	/* policy_load would read that file from disk */
-	if (config_get_string(cfg, "policy.maintainers-file", NULL, &mf) ||
-	    !mf)
+	if (config_get_string(cfg, "policy.maintainers-file", NULL, &mf) || !mf)
 		policy(cfg);
 	free(mf);
 	(void)config_warnings(cfg);

@@ -19,9 +19,11 @@ static void check_utf8(const char *s)
 	if (!s)
 		return;
 	for (; *u; u += n) {
-		n = *u < 0x80 ? 1 : *u >= 0xc2 && *u <= 0xdf ? 2
-			: *u >= 0xe0 && *u <= 0xef ? 3
-			: *u >= 0xf0 && *u <= 0xf4 ? 4 : 0;
+		n = *u < 0x80		       ? 1
+		    : *u >= 0xc2 && *u <= 0xdf ? 2
+		    : *u >= 0xe0 && *u <= 0xef ? 3
+		    : *u >= 0xf0 && *u <= 0xf4 ? 4
+					       : 0;
 		if (!n)
 			__builtin_trap();
 		for (i = 1; i < n; i++)

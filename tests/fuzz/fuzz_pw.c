@@ -45,8 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cap) {
 		size_t c = strlen(cap), lim = len < max ? len : max;
 
-		if (c > lim || (c < lim && (lim - c > 3 ||
-				((unsigned char)s[c] & 0xc0) != 0xc0)))
+		if (c > lim ||
+		    (c < lim &&
+		     (lim - c > 3 || ((unsigned char)s[c] & 0xc0) != 0xc0)))
 			__builtin_trap();
 	}
 	free(cap);

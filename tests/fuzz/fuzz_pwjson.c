@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!j)
 		return 0;
 	if (json_is_array(j)) {
-		json_array_foreach(j, i, e) {
+		json_array_foreach (j, i, e) {
 			as_event(e);
 			as_series(e);
 		}

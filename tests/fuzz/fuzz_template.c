@@ -17,7 +17,8 @@ static int vars(struct tpl_vars **out)
 	static const char *const plain[][2] = {
 		{ "author_first", "Jane" },
 		{ "subsystem", "netdev" },
-		{ "subject", "net: fix a \xc3\xa9l\xc3\xa9ment leak in probe()" },
+		{ "subject",
+		  "net: fix a \xc3\xa9l\xc3\xa9ment leak in probe()" },
 		{ "risk_percent", "42" },
 		{ "stable_percent", "87" },
 		{ "threshold_percent", "30" },
@@ -26,7 +27,8 @@ static int vars(struct tpl_vars **out)
 		{ "review", "" },
 		{ "contact", "bot-admin@example.org" },
 		{ "has_fixes", "1" },
-		{ "suggested_fixes", "Fixes: 0123456789ab (\"net: add probe\")" },
+		{ "suggested_fixes",
+		  "Fixes: 0123456789ab (\"net: add probe\")" },
 	};
 	static const char *const reasons[][2] = {
 		{ "large diff touching 12 files", "up" },

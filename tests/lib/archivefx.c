@@ -67,17 +67,18 @@ static char *patch_mail(const char *id, const char *from, int day,
 		buf_addf(&b, "%.*s\n\n%s\n", (int)(tags - log), log, tags + 2);
 	else
 		buf_addf(&b, "%s\n\n", log);
-	buf_addf(&b, "Signed-off-by: %s\n---\n"
-		     " %s | 1 +\n 1 file changed, 1 insertion(+)\n\n"
-		     "diff --git a/%s b/%s\nindex 1111111..2222222 100644\n"
-		     "--- a/%s\n+++ b/%s\n@@ -1,3 +1,4 @@\n a\n+%s\n b\n c\n"
-		     "-- \n2.43.0\n",
+	buf_addf(&b,
+		 "Signed-off-by: %s\n---\n"
+		 " %s | 1 +\n 1 file changed, 1 insertion(+)\n\n"
+		 "diff --git a/%s b/%s\nindex 1111111..2222222 100644\n"
+		 "--- a/%s\n+++ b/%s\n@@ -1,3 +1,4 @@\n a\n+%s\n b\n c\n"
+		 "-- \n2.43.0\n",
 		 from, file, file, file, file, file, line);
 	return buf_detach(&b, NULL);
 }
 
-char *afx_text_mail(const char *id, const char *from, int day,
-			   const char *subj, const char *irt, const char *body)
+char *afx_text_mail(const char *id, const char *from, int day, const char *subj,
+		    const char *irt, const char *body)
 {
 	struct buf b = BUF_INIT;
 
@@ -128,7 +129,8 @@ char **afx_story(size_t *n)
 	m[k++] = patch_mail("p31@x", ALICE, 6,
 			    "[PATCH v3 1/2] pwm: foo: Add bar", "c3@x",
 			    "Add bar.\n\nReviewed-by: Bob Reviewer "
-			    "<bob@example.org>", FOO, "bar(2);");
+			    "<bob@example.org>",
+			    FOO, "bar(2);");
 	m[k++] = patch_mail("p32@x", ALICE, 6,
 			    "[PATCH v3 2/2] pwm: foo: Use baz", "c3@x",
 			    "Use baz.", FOO, "baz(2);");
@@ -149,23 +151,25 @@ char **afx_story(size_t *n)
 	m[k++] = patch_mail("q1@x", DAVE, 9, "[PATCH] pwm: qux: Add qux", NULL,
 			    "Add qux.", "drivers/pwm/pwm-qux.c", "qux();");
 	m[k++] = afx_text_mail("aq@x", UWE, 10, "Re: [PATCH] pwm: qux: Add qux",
-			       "q1@x", "Applied to\nhttps://git.example.org/"
+			       "q1@x",
+			       "Applied to\nhttps://git.example.org/"
 			       "pwm.git pwm/for-next\n\nUwe\n");
 	/* later: a real fix, a revert and a comment-only fix */
-	m[k++] = patch_mail("f1@x", DAVE, 20,
-			    "[PATCH] pwm: foo: Fix bar overflow", NULL,
-			    "Fix an overflow.\n\nFixes: 1234567890ab (\"pwm: foo: "
-			    "Add bar\")\nCc: stable@vger.kernel.org", FOO,
-			    "if (x > 1) return;");
+	m[k++] = patch_mail(
+		"f1@x", DAVE, 20, "[PATCH] pwm: foo: Fix bar overflow", NULL,
+		"Fix an overflow.\n\nFixes: 1234567890ab (\"pwm: foo: "
+		"Add bar\")\nCc: stable@vger.kernel.org",
+		FOO, "if (x > 1) return;");
 	m[k++] = patch_mail("v1@x", DAVE, 21,
 			    "[PATCH] Revert \"pwm: foo: Use baz\"", NULL,
 			    "This reverts commit abcdef123456, it broke "
-			    "things.", FOO, "old();");
-	m[k++] = patch_mail("t1@x", DAVE, 22,
-			    "[PATCH] pwm: qux: Fix a comment", NULL,
+			    "things.",
+			    FOO, "old();");
+	m[k++] = patch_mail("t1@x", DAVE, 22, "[PATCH] pwm: qux: Fix a comment",
+			    NULL,
 			    "Fix a comment.\n\nFixes: 0000000 (\"pwm: qux: Add "
-			    "qux\")", "drivers/pwm/pwm-qux.c",
-			    "/* the right words */");
+			    "qux\")",
+			    "drivers/pwm/pwm-qux.c", "/* the right words */");
 	*n = k;
 	return m;
 }
@@ -182,7 +186,7 @@ void afx_story_free(char **m, size_t n)
 /* ---- building a public-inbox --------------------------------------- */
 
 void afx_pi_commit(git_repository *r, const char *name, const char *msg,
-			  size_t len)
+		   size_t len)
 {
 	git_treebuilder *tb;
 	git_oid blob, tree, commit, parent;
@@ -198,15 +202,18 @@ void afx_pi_commit(git_repository *r, const char *name, const char *msg,
 	assert_int_equal(git_blob_create_from_buffer(&blob, r, msg, len), 0);
 	assert_int_equal(git_treebuilder_new(&tb, r, NULL), 0);
 	assert_int_equal(git_treebuilder_insert(NULL, tb, name, &blob,
-						GIT_FILEMODE_BLOB), 0);
+						GIT_FILEMODE_BLOB),
+			 0);
 	assert_int_equal(git_treebuilder_write(&tree, tb), 0);
 	git_treebuilder_free(tb);
 	assert_int_equal(git_tree_lookup(&t, r, &tree), 0);
-	assert_int_equal(git_signature_new(&sig, "list", "list@example.org",
-					   T0, 0), 0);
+	assert_int_equal(git_signature_new(&sig, "list", "list@example.org", T0,
+					   0),
+			 0);
 	assert_int_equal(git_commit_create_v(&commit, r, "refs/heads/master",
 					     sig, sig, NULL, "m", t,
-					     has_parent ? 1 : 0, pc), 0);
+					     has_parent ? 1 : 0, pc),
+			 0);
 	git_signature_free(sig);
 	git_tree_free(t);
 	git_commit_free(pc);
@@ -309,8 +316,10 @@ int64_t afx_pid(struct fx *f, const char *msgid)
 {
 	char sql[128];
 
-	snprintf(sql, sizeof(sql), "SELECT id FROM patches WHERE message_id "
-		 "= '%s'", msgid);
+	snprintf(sql, sizeof(sql),
+		 "SELECT id FROM patches WHERE message_id "
+		 "= '%s'",
+		 msgid);
 	return afx_q(f, sql);
 }
 
@@ -340,14 +349,17 @@ void afx_assert_story(struct fx *f)
 	assert_int_equal(afx_q(f, "SELECT count(*) FROM series_versions v "
 				  "JOIN series s ON s.id = v.series_id JOIN "
 				  "series p ON p.id = v.prev_series_id WHERE "
-				  "s.version = p.version + 1"), 2);
+				  "s.version = p.version + 1"),
+			 2);
 	assert_int_equal(afx_q(f, "SELECT count(*) FROM patches"), 10);
 	/* reviews given on the list */
 	assert_int_equal(afx_q(f, "SELECT count(*) FROM mail_reviews WHERE "
 				  "kind = 'Reviewed-by' AND email = "
-				  "'bob@example.org'"), 1);
+				  "'bob@example.org'"),
+			 1);
 	assert_int_equal(afx_q(f, "SELECT count(*) FROM mail_reviews WHERE "
-				  "kind = 'Tested-by'"), 1);
+				  "kind = 'Tested-by'"),
+			 1);
 	/* outcomes */
 	afx_assert_q_str(f, OUTCOME("p31@x"), "applied");
 	afx_assert_q_str(f, OUTCOME("p32@x"), "applied");
@@ -359,11 +371,14 @@ void afx_assert_story(struct fx *f)
 	afx_assert_q_str(f, OUTCOME("f1@x"), "none");
 	afx_assert_q_str(f, OUTCOME("v1@x"), "none");
 	afx_assert_q_str(f, OUTCOME("t1@x"), "none");
-	afx_assert_q_str(f, "SELECT commit_sha FROM posting_outcomes o JOIN "
-			    "patches p ON p.id = o.patch_id WHERE "
-			    "p.message_id = 'p32@x'", "abcdef123456");
-	afx_assert_q_str(f, "SELECT how FROM posting_outcomes o JOIN patches p "
-			    "ON p.id = o.patch_id WHERE p.message_id = 'q1@x'",
+	afx_assert_q_str(f,
+			 "SELECT commit_sha FROM posting_outcomes o JOIN "
+			 "patches p ON p.id = o.patch_id WHERE "
+			 "p.message_id = 'p32@x'",
+			 "abcdef123456");
+	afx_assert_q_str(f,
+			 "SELECT how FROM posting_outcomes o JOIN patches p "
+			 "ON p.id = o.patch_id WHERE p.message_id = 'q1@x'",
 			 "reply");
 	assert_int_equal(afx_q(f, "SELECT superseded_by FROM posting_outcomes "
 				  "WHERE patch_id = (SELECT id FROM patches "

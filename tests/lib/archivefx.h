@@ -33,8 +33,8 @@ extern const char *const AFX_BOB;
 /* ---- building mail ------------------------------------------------- */
 
 /* A reply or cover letter on day DAY after T0 (irt: In-Reply-To). */
-char *afx_text_mail(const char *id, const char *from, int day,
-		    const char *subj, const char *irt, const char *body);
+char *afx_text_mail(const char *id, const char *from, int day, const char *subj,
+		    const char *irt, const char *body);
 /*
  * The whole story, oldest first; NULL entries mark epoch boundaries.
  * Free it with afx_story_free().
@@ -61,10 +61,10 @@ void afx_assert_q_str(struct fx *f, const char *sql, const char *want);
 int64_t afx_pid(struct fx *f, const char *msgid);
 
 /* A posting's outcome, and a column of its labels, by Message-ID. */
-#define OUTCOME(id) \
+#define OUTCOME(id)                                                        \
 	"SELECT outcome FROM posting_outcomes o JOIN patches p ON p.id = " \
 	"o.patch_id WHERE p.message_id = '" id "'"
-#define LABEL(col, id) \
+#define LABEL(col, id)                                                   \
 	"SELECT " col " FROM posting_labels l JOIN patches p ON p.id = " \
 	"l.patch_id WHERE p.message_id = '" id "'"
 

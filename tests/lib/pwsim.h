@@ -12,8 +12,8 @@
 struct pwsim {
 	int pid;
 	int port;
-	char url[64];     /* "http://127.0.0.1:PORT" */
-	char dir[256];    /* temporary directory (removed by pwsim_stop) */
+	char url[64];	  /* "http://127.0.0.1:PORT" */
+	char dir[256];	  /* temporary directory (removed by pwsim_stop) */
 	char record[300]; /* the stand-in's request log (JSON lines) */
 };
 
@@ -59,7 +59,7 @@ struct CMUnitTest;
  */
 int pwsim_run_tests(struct pwsim *s, const char *datadir, const char *name,
 		    const struct CMUnitTest *tests, size_t n);
-#define PWSIM_MAIN(s, tests) \
+#define PWSIM_MAIN(s, tests)                    \
 	pwsim_run_tests(s, NULL, #tests, tests, \
 			sizeof(tests) / sizeof((tests)[0]))
 

@@ -45,33 +45,32 @@ static const char maintainers[] =
 	"F:\t*/\n";
 
 /* Everything but [smtp]; the subsystems are matched in this order. */
-static const char conf_common[] =
-	"[reply]\n"
-	"\tfrom = " FROM "\n"
-	"\tcontact = netdev-maintainers@pt.example\n"
-	"\ttemplates = %s/../../templates\n"
-	"[policy]\n"
-	"\tmaintainers-file = %s/MAINTAINERS\n"
-	"[subsystem \"acme\"]\n"
-	"\tlist = netdev@vger.kernel.org\n"
-	"\tmaintainers = ACME ETHERNET DRIVER\n"
-	"\tactions = check reply\n"
-	"\trisk-threshold = 0.30\n"
-	"\trecipients = author list maintainers\n"
-	"\trate-limit = 0\n"
-	"[subsystem \"gpio\"]\n"
-	"\tlist-id = linux-gpio.vger.kernel.org\n"
-	"\tactions = check\n"
-	"[subsystem \"ext4\"]\n"
-	"\tpaths = fs/ext4/\n"
-	"\tactions = none\n"
-	"[subsystem \"pwm\"]\n"
-	"\tpaths = drivers/pwm/\n"
-	"\tlist = linux-pwm@vger.kernel.org\n"
-	"\tactions = reply\n"
-	"\trisk-threshold = 0.30\n"
-	"\tstable-threshold = 0.60\n"
-	"\trate-limit = 1\n";
+static const char conf_common[] = "[reply]\n"
+				  "\tfrom = " FROM "\n"
+				  "\tcontact = netdev-maintainers@pt.example\n"
+				  "\ttemplates = %s/../../templates\n"
+				  "[policy]\n"
+				  "\tmaintainers-file = %s/MAINTAINERS\n"
+				  "[subsystem \"acme\"]\n"
+				  "\tlist = netdev@vger.kernel.org\n"
+				  "\tmaintainers = ACME ETHERNET DRIVER\n"
+				  "\tactions = check reply\n"
+				  "\trisk-threshold = 0.30\n"
+				  "\trecipients = author list maintainers\n"
+				  "\trate-limit = 0\n"
+				  "[subsystem \"gpio\"]\n"
+				  "\tlist-id = linux-gpio.vger.kernel.org\n"
+				  "\tactions = check\n"
+				  "[subsystem \"ext4\"]\n"
+				  "\tpaths = fs/ext4/\n"
+				  "\tactions = none\n"
+				  "[subsystem \"pwm\"]\n"
+				  "\tpaths = drivers/pwm/\n"
+				  "\tlist = linux-pwm@vger.kernel.org\n"
+				  "\tactions = reply\n"
+				  "\trisk-threshold = 0.30\n"
+				  "\tstable-threshold = 0.60\n"
+				  "\trate-limit = 1\n";
 
 struct rfx_env E;
 
@@ -122,8 +121,8 @@ void rfx_smtp_opts(struct smtp_opts *o, const char *name)
 {
 	struct config *cfg = NULL;
 
-	assert_int_equal(config_open(&cfg, rfx_pathf("%s/%s.conf", E.dir,
-						     name)),
+	assert_int_equal(config_open(&cfg,
+				     rfx_pathf("%s/%s.conf", E.dir, name)),
 			 0);
 	assert_int_equal(smtp_opts_from_config(o, cfg), 0);
 	config_free(cfg);
@@ -134,8 +133,9 @@ struct patch *rfx_load(const char *name)
 	struct buf b = BUF_INIT;
 	struct patch *p = NULL;
 
-	assert_int_equal(pt_read_file(&b, rfx_pathf("%s/reply/%s",
-						    pwsim_data_dir(), name),
+	assert_int_equal(pt_read_file(&b,
+				      rfx_pathf("%s/reply/%s", pwsim_data_dir(),
+						name),
 				      1 << 20),
 			 0);
 	assert_int_equal(patch_from_mail(&p, b.ptr, b.len), 0);
@@ -184,8 +184,9 @@ char *rfx_header(const char *msg, const char *name, int *n)
 			e = p + strlen(p);
 		if (*p == ' ' || *p == '\t') {
 			if (in)
-				assert_int_equal(
-					buf_add(&v, p, (size_t)(e - p)), 0);
+				assert_int_equal(buf_add(&v, p,
+							 (size_t)(e - p)),
+						 0);
 		} else {
 			in = 0;
 			if (!strncasecmp(p, name, len) && p[len] == ':') {
@@ -210,8 +211,7 @@ char *rfx_header(const char *msg, const char *name, int *n)
 	return buf_detach(&v, NULL);
 }
 
-void rfx_assert_header(const char *msg, const char *name,
-		       const char *want)
+void rfx_assert_header(const char *msg, const char *name, const char *want)
 {
 	int n;
 	char *v = rfx_header(msg, name, &n);
@@ -327,8 +327,7 @@ char *rfx_expected_msgid(const char *msgid, const char *version,
 	assert_int_equal(buf_add(&in, msgid, strlen(msgid) + 1), 0);
 	assert_int_equal(buf_add(&in, version, strlen(version) + 1), 0);
 	assert_int_equal(buf_addstr(&in, kind), 0);
-	assert_int_equal(gnutls_hash_fast(GNUTLS_DIG_SHA256, in.ptr, in.len,
-					  d),
+	assert_int_equal(gnutls_hash_fast(GNUTLS_DIG_SHA256, in.ptr, in.len, d),
 			 0);
 	assert_int_equal(buf_addf(&out, "pt-%s-", kind), 0);
 	for (i = 0; i < 12; i++)
@@ -345,8 +344,11 @@ char *rfx_outbox_field(const char *key, const char *col)
 	sqlite3_stmt *st;
 	char *r = NULL;
 
-	assert_int_equal(buf_addf(&sql, "SELECT %s FROM outbox WHERE "
-				  "dedupe_key = ?", col), 0);
+	assert_int_equal(buf_addf(&sql,
+				  "SELECT %s FROM outbox WHERE "
+				  "dedupe_key = ?",
+				  col),
+			 0);
 	assert_int_equal(db_prepare(&st, E.db, sql.ptr), 0);
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
@@ -446,7 +448,8 @@ static int write_confs(void)
 
 		for (i = 0; !rc && i < sizeof(c) / sizeof(*c); i++) {
 			buf_reset(&b);
-			rc = buf_addf(&b, "\turl = %s\n"
+			rc = buf_addf(&b,
+				      "\turl = %s\n"
 				      "\tca-file = %s/%s-cert.pem\n"
 				      "\tuser = bot\n\ttoken-file = %s/%s\n",
 				      E.starttls.url, E.dir, c[i].ca, E.dir,
@@ -464,7 +467,6 @@ static int write_confs(void)
 	buf_free(&b);
 	return rc;
 }
-
 
 int rfx_group_setup(void **state)
 {

@@ -57,8 +57,7 @@ struct reply_in rfx_risk_in(double probability);
 
 /* Header NAME unfolded (CRLF before WSP removed); *n: how many there are. */
 char *rfx_header(const char *msg, const char *name, int *n);
-void rfx_assert_header(const char *msg, const char *name,
-		       const char *want);
+void rfx_assert_header(const char *msg, const char *name, const char *want);
 /* Sorted "to" addresses of an envelope, ", "-joined; *from: MAIL FROM. */
 char *rfx_env_rcpts(const char *env, char **from);
 /*

@@ -26,7 +26,8 @@ int smtpsim_make_cert(const char *dir, const char *name)
 	int rc;
 
 	/* EC keys: RSA key generation would cost most of a test's budget */
-	rc = buf_addf(&cmd, "openssl req -x509 -newkey ec -pkeyopt "
+	rc = buf_addf(&cmd,
+		      "openssl req -x509 -newkey ec -pkeyopt "
 		      "ec_paramgen_curve:prime256v1 -nodes -days 2 "
 		      "-keyout '%s/%s-key.pem' -out '%s/%s-cert.pem' "
 		      "-subj /CN=localhost -addext "

@@ -12,9 +12,9 @@
 struct smtpsim {
 	int pid;
 	int port;
-	char url[64];     /* "smtp://127.0.0.1:PORT" or "smtps://..." */
-	char dir[256];    /* temporary directory (removed by smtpsim_stop) */
-	char scheme[8];   /* "smtp" or "smtps" */
+	char url[64];	/* "smtp://127.0.0.1:PORT" or "smtps://..." */
+	char dir[256];	/* temporary directory (removed by smtpsim_stop) */
+	char scheme[8]; /* "smtp" or "smtps" */
 };
 
 /*

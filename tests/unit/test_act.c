@@ -71,8 +71,7 @@ static void check(struct act *a, int64_t patch, const char *state,
 {
 	static struct policy_subsys s = { .name = "test" };
 
-	assert_int_equal(act_check(a, &s, "test", patch, CTX, state, desc),
-			 0);
+	assert_int_equal(act_check(a, &s, "test", patch, CTX, state, desc), 0);
 }
 
 static void test_check_texts(void **state)
@@ -88,9 +87,9 @@ static void test_check_texts(void **state)
 	posts = pwsim_count(&sim, "POST", "/patches/3/checks/");
 
 	check(&a, 3, "warning", "p(bug) 0.41");
-	check(&a, 3, "warning", "p(bug) 0.41");    /* unchanged: nothing */
+	check(&a, 3, "warning", "p(bug) 0.41"); /* unchanged: nothing */
 	check(&a, 3, "success", "p(bug) 0.05");
-	check(&a, 3, "warning", "p(bug) 0.41");    /* A, B, A: posted */
+	check(&a, 3, "warning", "p(bug) 0.41"); /* A, B, A: posted */
 	assert_int_equal(checks_of(a.pw, 3, got, sizeof(got)), 3);
 	assert_string_equal(got, "warning:p(bug) 0.41 success:p(bug) 0.05 "
 				 "warning:p(bug) 0.41");
@@ -98,7 +97,8 @@ static void test_check_texts(void **state)
 	assert_int_equal(a.st.checks_unchanged, 1);
 	assert_int_equal(a.st.checks_reconciled, 0);
 	assert_int_equal(pwsim_count(&sim, "POST", "/patches/3/checks/") -
-			 posts, 3);
+				 posts,
+			 3);
 	close_act(&a);
 
 	/* a new state file: what the server shows already is not posted

@@ -60,8 +60,11 @@ static void test_public_inbox(void **state)
 	/* one more message in the last epoch: exactly it is read */
 	snprintf(path, sizeof(path), "%s/inbox/git/1.git", f->dir);
 	assert_int_equal(git_repository_open(&repo, path), 0);
-	m = afx_text_mail("late@x", AFX_BOB, 30, "Re: [PATCH] pwm: foo: Fix "
-			  "bar overflow", "f1@x", "Reviewed-by: Bob Reviewer "
+	m = afx_text_mail("late@x", AFX_BOB, 30,
+			  "Re: [PATCH] pwm: foo: Fix "
+			  "bar overflow",
+			  "f1@x",
+			  "Reviewed-by: Bob Reviewer "
 			  "<bob@example.org>\n");
 	afx_pi_commit(repo, "m", m, strlen(m));
 	free(m);
@@ -120,15 +123,17 @@ static void test_features(void **state)
 	assert_true(isnan(lf.v[LISTFEAT_REV_BUGRATE]));
 	/* Bob reviewed v2 1/2 before; its bug was found later, not counted */
 	assert_int_equal(listfeat_compute(&lf, f->db, afx_pid(f, "p21@x"),
-					  T0 + 30 * DAY), 0);
+					  T0 + 30 * DAY),
+			 0);
 	assert_int_equal((int)lf.v[LISTFEAT_REVIEWED], 1);
 	assert_int_equal(listfeat_fill_thread(&th, f->db, p31,
-					      LISTFEAT_AT_APPLY), 0);
+					      LISTFEAT_AT_APPLY),
+			 0);
 	assert_int_equal(th.known, 1);
 	assert_int_equal(th.versions, 3);
 	assert_int_equal(th.replies, 2);
-	assert_int_equal(listfeat_fill_thread(&th, f->db, 0,
-					      LISTFEAT_AT_APPLY), 0);
+	assert_int_equal(listfeat_fill_thread(&th, f->db, 0, LISTFEAT_AT_APPLY),
+			 0);
 	assert_int_equal(th.known, 0);
 }
 
@@ -143,45 +148,50 @@ static void test_commit_join(void **state)
 
 	afx_build_inbox(f);
 	afx_import_inbox(f, &r);
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO repos (id, path) VALUES (1, '/r');"
-		 "INSERT INTO people (id, email) VALUES (1, 'dave@example.org');"
-		 "INSERT INTO commits (id, repo_id, sha, seq, nparents, "
-		 "author_id, author_date, commit_date, subject) VALUES "
-		 "(1, 1, '%040d', 1, 1, 1, %d, %d, 'pwm: qux: Add qux'),"
-		 "(2, 1, '%039d2', 2, 1, 1, %d, %d, 'pwm: foo: Fix bar "
-		 "overflow'),"
-		 "(3, 1, '%039d3', 3, 1, 1, %d, %d, 'pwm: qux: Add qux');"
-		 "INSERT INTO trailers (commit_id, idx, kind, key, value) VALUES"
-		 " (2, 0, %d, 'Link', 'https://lore.kernel.org/r/f1@x');"
-		 "INSERT INTO labels (commit_id, is_fix, is_stable, bug, nfixes,"
-		 " trivial_only, negative_ok) VALUES (1, 0, 0, 1, 1, 0, 1);",
-		 0, T0 + 9 * DAY, T0 + 10 * DAY, 0, T0 + 40 * DAY,
-		 T0 + 41 * DAY, 0, T0 + 200 * DAY, T0 + 200 * DAY,
-		 TRAILER_LINK);
+	snprintf(
+		sql, sizeof(sql),
+		"INSERT INTO repos (id, path) VALUES (1, '/r');"
+		"INSERT INTO people (id, email) VALUES (1, 'dave@example.org');"
+		"INSERT INTO commits (id, repo_id, sha, seq, nparents, "
+		"author_id, author_date, commit_date, subject) VALUES "
+		"(1, 1, '%040d', 1, 1, 1, %d, %d, 'pwm: qux: Add qux'),"
+		"(2, 1, '%039d2', 2, 1, 1, %d, %d, 'pwm: foo: Fix bar "
+		"overflow'),"
+		"(3, 1, '%039d3', 3, 1, 1, %d, %d, 'pwm: qux: Add qux');"
+		"INSERT INTO trailers (commit_id, idx, kind, key, value) VALUES"
+		" (2, 0, %d, 'Link', 'https://lore.kernel.org/r/f1@x');"
+		"INSERT INTO labels (commit_id, is_fix, is_stable, bug, nfixes,"
+		" trivial_only, negative_ok) VALUES (1, 0, 0, 1, 1, 0, 1);",
+		0, T0 + 9 * DAY, T0 + 10 * DAY, 0, T0 + 40 * DAY, T0 + 41 * DAY,
+		0, T0 + 200 * DAY, T0 + 200 * DAY, TRAILER_LINK);
 	assert_int_equal(db_exec(f->db, sql), 0);
 	assert_int_equal(archive_open(&a, f->db, NULL), 0);
 	assert_int_equal(archive_finish(a, &r), 0);
 	archive_free(a);
 	/* applied by a reply already: the commit joins, the evidence stays */
-	afx_assert_q_str(f, "SELECT how FROM posting_outcomes o JOIN patches p "
-			    "ON p.id = o.patch_id WHERE p.message_id = 'q1@x'",
+	afx_assert_q_str(f,
+			 "SELECT how FROM posting_outcomes o JOIN patches p "
+			 "ON p.id = o.patch_id WHERE p.message_id = 'q1@x'",
 			 "reply");
 	assert_int_equal(afx_q(f, "SELECT commit_id FROM posting_outcomes o "
 				  "JOIN patches p ON p.id = o.patch_id WHERE "
-				  "p.message_id = 'q1@x'"), 1);
+				  "p.message_id = 'q1@x'"),
+			 1);
 	assert_int_equal(afx_q(f, LABEL("commit_bug", "q1@x")), 1);
 	/* the fix was applied: its commit's Link: names it */
 	afx_assert_q_str(f, OUTCOME("f1@x"), "applied");
-	afx_assert_q_str(f, "SELECT how FROM posting_outcomes o JOIN patches p "
-			    "ON p.id = o.patch_id WHERE p.message_id = 'f1@x'",
+	afx_assert_q_str(f,
+			 "SELECT how FROM posting_outcomes o JOIN patches p "
+			 "ON p.id = o.patch_id WHERE p.message_id = 'f1@x'",
 			 "link");
 	assert_int_equal(afx_q(f, "SELECT applied_date FROM posting_outcomes o "
 				  "JOIN patches p ON p.id = o.patch_id WHERE "
-				  "p.message_id = 'f1@x'"), T0 + 41 * DAY);
+				  "p.message_id = 'f1@x'"),
+			 T0 + 41 * DAY);
 	/* commit 3 is outside the date window of every posting */
 	assert_int_equal(afx_q(f, "SELECT count(*) FROM posting_outcomes WHERE "
-				  "commit_id = 3"), 0);
+				  "commit_id = 3"),
+			 0);
 	assert_int_equal(listfeat_posting_of_commit(&posting, f->db, 2), 0);
 	assert_int_equal(posting, afx_pid(f, "f1@x"));
 }
@@ -198,21 +208,26 @@ static void test_text_rules(void **state)
 	(void)state;
 	assert_true(outcome_says_applied("Applied, thanks!\n", 17));
 	assert_true(outcome_says_applied("> foo\n\nThanks, applied to "
-					 "for-next.\n", 36));
+					 "for-next.\n",
+					 36));
 	assert_true(outcome_says_applied("I've applied patches 1-3.\n", 26));
 	assert_false(outcome_says_applied("> Applied, thanks\n", 18));
 	assert_false(outcome_says_applied("This is not applied yet.\n", 25));
 	assert_false(outcome_says_applied("Applied on top of next and "
-					  "tested.\n", 35));
+					  "tested.\n",
+					  35));
 	assert_false(outcome_says_applied("Applied?\n", 9));
-	assert_true(outcome_says_applied("Both patches applied, thanks.\n",
-					 30));
+	assert_true(
+		outcome_says_applied("Both patches applied, thanks.\n", 30));
 	assert_true(outcome_says_applied("Patches 1,2 and 4,5,6 applied to "
-					 "drm-misc-next.\n", 47));
+					 "drm-misc-next.\n",
+					 47));
 	assert_true(outcome_says_applied("Never mind, applied after fixing "
-					 "the above.\n", 44));
+					 "the above.\n",
+					 44));
 	assert_false(outcome_says_applied("With this applied, the display "
-					  "works.\n", 38));
+					  "works.\n",
+					  38));
 	assert_int_equal(outcome_parse_items(it, 4, ty, strlen(ty)), 2);
 	assert_int_equal(it[0].number, 1);
 	assert_string_equal(it[0].subject, "pwm: a: B");

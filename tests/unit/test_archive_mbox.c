@@ -106,8 +106,7 @@ struct collect {
 	size_t n;
 };
 
-static int collect_cb(const char *msg, size_t len, const char *pos,
-		      void *ctx)
+static int collect_cb(const char *msg, size_t len, const char *pos, void *ctx)
 {
 	struct collect *c = ctx;
 	char want[16];
@@ -124,14 +123,12 @@ static int collect_cb(const char *msg, size_t len, const char *pos,
 static void test_mbox_escapes(void **state)
 {
 	struct fx *f = *state;
-	static const char rd[] =
-		"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
-		"Subject: a\n\n>From here\n>>From there\n\n"
-		"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
-		"Subject: b\n\nbody\n";
-	static const char o[] =
-		"From a@b Mon Jan  1 10:00:00 2024\n"
-		"Subject: a\n\n>From here\n>>From there\n";
+	static const char rd[] = "From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+				 "Subject: a\n\n>From here\n>>From there\n\n"
+				 "From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+				 "Subject: b\n\nbody\n";
+	static const char o[] = "From a@b Mon Jan  1 10:00:00 2024\n"
+				"Subject: a\n\n>From here\n>>From there\n";
 	struct archive_walk w;
 	struct collect c;
 	char path[128];
@@ -226,15 +223,15 @@ static void test_linux_pwm_2024(void **state)
 	assert_int_equal(r.skipped, 0);
 	assert_int_equal(r.imported + r.duplicates, 3879);
 	/* measured with the parsers and threading of this tree */
-	assert_in_range(s.series, 340, 375);           /* 357 */
-	assert_in_range(s.versions_linked, 160, 200);  /* 178 */
-	assert_in_range(s.reviews, 290, 345);          /* 318 */
-	assert_in_range(s.patches, 1380, 1440);        /* 1410 */
-	assert_in_range(s.notices, 90, 110);           /* 99 */
-	assert_in_range(s.applied, 140, 175);          /* 156 */
-	assert_in_range(s.superseded, 650, 750);       /* 701 */
-	assert_in_range(s.fixes, 55, 70);              /* 61 */
-	assert_in_range(s.bugs, 3, 12);                /* 7 */
+	assert_in_range(s.series, 340, 375);	      /* 357 */
+	assert_in_range(s.versions_linked, 160, 200); /* 178 */
+	assert_in_range(s.reviews, 290, 345);	      /* 318 */
+	assert_in_range(s.patches, 1380, 1440);	      /* 1410 */
+	assert_in_range(s.notices, 90, 110);	      /* 99 */
+	assert_in_range(s.applied, 140, 175);	      /* 156 */
+	assert_in_range(s.superseded, 650, 750);      /* 701 */
+	assert_in_range(s.fixes, 55, 70);	      /* 61 */
+	assert_in_range(s.bugs, 3, 12);		      /* 7 */
 }
 
 int main(void)

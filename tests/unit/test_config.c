@@ -70,8 +70,7 @@ static void test_typed_lookups(void **state)
 	assert_int_equal(config_get_string(c, "patchwork.url", NULL, &s), 0);
 	assert_string_equal(s, "https://pw.example.org");
 	free(s);
-	assert_int_equal(config_get_string(c, "patchwork.nope", "dflt", &s),
-			 0);
+	assert_int_equal(config_get_string(c, "patchwork.nope", "dflt", &s), 0);
 	assert_string_equal(s, "dflt");
 	free(s);
 	assert_int_equal(config_get_string(c, "patchwork.nope", NULL, &s), 0);
@@ -144,8 +143,9 @@ static void test_secret_command(void **state)
 	char *s;
 
 	(void)state;
-	c = open_cfg("[imap]\n\tpassword-command = printf 'pw-from-cmd\\\\n'\n"
-		     "[smtp]\n\tpassword-command = \"echo leaked-value; exit 3\"\n");
+	c = open_cfg(
+		"[imap]\n\tpassword-command = printf 'pw-from-cmd\\\\n'\n"
+		"[smtp]\n\tpassword-command = \"echo leaked-value; exit 3\"\n");
 	assert_int_equal(config_read_secret(c, "imap", &s), 0);
 	assert_string_equal(s, "pw-from-cmd");
 	pt_secret_free(s);
@@ -153,8 +153,7 @@ static void test_secret_command(void **state)
 	assert_null(s);
 	assert_non_null(strstr(pt_error_last(), "smtp.password-command"));
 	assert_null(strstr(pt_error_last(), "leaked-value"));
-	assert_int_equal(config_read_secret(c, "patchwork", &s),
-			 PT_ENOTFOUND);
+	assert_int_equal(config_read_secret(c, "patchwork", &s), PT_ENOTFOUND);
 	config_free(c);
 }
 

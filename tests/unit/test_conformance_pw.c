@@ -93,7 +93,7 @@ static void check_name(const struct patch *p, json_t *pw)
 	assert_non_null(end);
 	assert_string_equal(end + 2, p->subject.clean);
 	assert_true(p->subject.is_patch);
-	json_array_foreach(prefixes, i, v) {
+	json_array_foreach (prefixes, i, v) {
 		const char *s = json_string_value(v);
 
 		assert_non_null(s);
@@ -113,9 +113,10 @@ static void check_name(const struct patch *p, json_t *pw)
 	assert_int_equal(others, p->subject.ntags);
 	/* the name's brackets hold the prefixes, comma-joined */
 	assert_true(json_array_size(prefixes) > 0);
-	json_array_foreach(prefixes, i, v)
+	json_array_foreach (prefixes, i, v)
 		assert_int_equal(buf_addf(&joined, "%s%s", i ? "," : "",
-					  json_string_value(v)), 0);
+					  json_string_value(v)),
+				 0);
 	assert_int_equal(joined.len, (size_t)(end - name - 1));
 	assert_memory_equal(joined.ptr, name + 1, joined.len);
 	buf_free(&joined);
@@ -235,8 +236,7 @@ int main(void)
 
 	if (!shared || !*shared)
 		return 77;
-	snprintf(fixdir, sizeof(fixdir), "%s/fixtures/patchwork-3.1.3",
-		 shared);
+	snprintf(fixdir, sizeof(fixdir), "%s/fixtures/patchwork-3.1.3", shared);
 	d = opendir(fixdir);
 	if (!d) {
 		printf("skip: no '%s'\n", fixdir);

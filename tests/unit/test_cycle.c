@@ -60,8 +60,10 @@ static int setup(void **state)
 	if (!mkdtemp(f->dir))
 		return -1;
 	snprintf(f->repo, sizeof(f->repo), "%s/repo", f->dir);
-	snprintf(cmd, sizeof(cmd), "mkdir %s && sh %s/tests/data/cycle/"
-		 "mkrepo.sh %s >/dev/null 2>&1", f->repo, src, f->repo);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir %s && sh %s/tests/data/cycle/"
+		 "mkrepo.sh %s >/dev/null 2>&1",
+		 f->repo, src, f->repo);
 	if (system(cmd))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", f->dir);
@@ -148,9 +150,9 @@ static void test_shape_fallback(void **state)
 
 	git_libgit2_init();
 	assert_int_equal(git_repository_open(&repo, f->repo), 0);
-	assert_int_equal(cycle_assign(&n, &nmain, f->db, repo,
-				      f->res.repo_id, "refs/heads/none",
-				      FOUR), 0);
+	assert_int_equal(cycle_assign(&n, &nmain, f->db, repo, f->res.repo_id,
+				      "refs/heads/none", FOUR),
+			 0);
 	assert_int_equal(n, 10);
 	assert_int_equal(nmain, 8);
 	expect_text(f, MAINLINE, "v1.0.1", "0");   /* point release of v1.0 */
@@ -169,16 +171,19 @@ static void test_mainline_tag_at(void **state)
 
 	/* v1.0 at T0 + 1 day, v1.0.1 at + 2, v1.1-rc1 at + 4 */
 	assert_int_equal(cycle_mainline_tag_at(&m, f->db, f->res.repo_id,
-					       T0 + DAY), 0);
+					       T0 + DAY),
+			 0);
 	assert_null(m.name);
 	assert_int_equal(cycle_mainline_tag_at(&m, f->db, f->res.repo_id,
-					       T0 + 3 * DAY), 1);
+					       T0 + 3 * DAY),
+			 1);
 	assert_string_equal(m.name, "v1.0");
 	assert_int_equal(m.rc, 0);
 	assert_int_equal(m.date, T0 + DAY);
 	cycle_mainline_clear(&m);
 	assert_int_equal(cycle_mainline_tag_at(&m, f->db, f->res.repo_id,
-					       T0 + 4 * DAY + 1), 1);
+					       T0 + 4 * DAY + 1),
+			 1);
 	assert_string_equal(m.name, "v1.1-rc1");
 	assert_string_equal(m.release, "v1.1");
 	assert_int_equal(m.rc, 1);
@@ -200,24 +205,26 @@ static void test_stats_rows(void **state)
 	struct cycle_stats s;
 	struct buf b = BUF_INIT;
 
-	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 5, 0, 200,
-				     7), 0);
+	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 5, 0, 200, 7),
+			 0);
 	assert_int_equal(s.nphases, 6);
 	expect_row(&s.phases[0], "merge-window", 2, 10, 1);
 	expect_row(&s.phases[1], "rc2", 1, 2, 0);
 	expect_row(&s.phases[2], "rc3", 1, 3, 1);
 	expect_row(&s.phases[3], "rc4", 1, 4, 0);
-	expect_row(&s.phases[4], "rc5+", 2, 20, 1);  /* rc5 and rc6 */
-	expect_row(&s.phases[5], "final", 1, 7, 1);  /* not late */
+	expect_row(&s.phases[4], "rc5+", 2, 20, 1); /* rc5 and rc6 */
+	expect_row(&s.phases[5], "final", 1, 7, 1); /* not late */
 	assert_true(s.phases[4].late);
 	assert_false(s.phases[5].late);
 	assert_string_equal(s.phases[0].what, "first released in -rc1 "
-			    "(merged in the merge window)");
+					      "(merged in the merge window)");
 	assert_string_equal(s.phases[2].what, "first released in -rc3 "
-			    "(merged for rc3)");
-	assert_string_equal(s.phases[4].what, "first released in -rc5 or "
+					      "(merged for rc3)");
+	assert_string_equal(s.phases[4].what,
+			    "first released in -rc5 or "
 			    "a later rc (merged for a late rc)");
-	assert_string_equal(s.phases[5].what, "first released in the "
+	assert_string_equal(s.phases[5].what,
+			    "first released in the "
 			    "final release (merged after its last rc)");
 	assert_true(s.has_ratio);
 	assert_true(fabs(s.ratio - 0.5) < 1e-9);
@@ -228,10 +235,11 @@ static void test_stats_rows(void **state)
 	assert_non_null(strstr(b.ptr, "rc5+/merge-window: 0.50"));
 	buf_reset(&b);
 	assert_int_equal(cycle_stats_json(&b, &s), 0);
-	assert_non_null(strstr(b.ptr, "{\"phase\":\"final\",\"what\":\"first "
-				      "released in the final release (merged "
-				      "after its last rc)\",\"first_released_"
-				      "in_rc\":0,\"late\":false,\"commits\":1,"));
+	assert_non_null(strstr(b.ptr,
+			       "{\"phase\":\"final\",\"what\":\"first "
+			       "released in the final release (merged "
+			       "after its last rc)\",\"first_released_"
+			       "in_rc\":0,\"late\":false,\"commits\":1,"));
 	buf_free(&b);
 	cycle_stats_clear(&s);
 }
@@ -242,15 +250,15 @@ static void test_late_threshold(void **state)
 	struct cycle_stats s;
 	struct buf b = BUF_INIT;
 
-	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 3, 0, 100,
-				     7), 0);
+	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 3, 0, 100, 7),
+			 0);
 	assert_int_equal(s.nphases, 4);
 	expect_row(&s.phases[2], "rc3+", 4, 27, 2); /* rc3 .. rc6 */
 	expect_row(&s.phases[3], "final", 1, 7, 1);
 	assert_true(fabs(s.ratio - (2.0 / 27) / (1.0 / 10)) < 1e-9);
 	cycle_stats_clear(&s);
-	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 7, 0, 100,
-				     7), 0);
+	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 7, 0, 100, 7),
+			 0);
 	assert_int_equal(s.nphases, 8);
 	expect_row(&s.phases[5], "rc6", 1, 15, 1);
 	expect_row(&s.phases[6], "rc7+", 0, 0, 0);
@@ -264,10 +272,10 @@ static void test_late_threshold(void **state)
 	assert_non_null(strstr(b.ptr, "\"ratio\":null,\"ci95\":null,"));
 	buf_free(&b);
 	cycle_stats_clear(&s);
-	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 1, 0, 100,
-				     7), PT_EINVAL);
-	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 65, 0, 100,
-				     7), PT_EINVAL);
+	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 1, 0, 100, 7),
+			 PT_EINVAL);
+	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 65, 0, 100, 7),
+			 PT_EINVAL);
 }
 
 int main(void)

@@ -66,8 +66,7 @@ static int64_t month_start(int year, int mon)
  * PER commits in each of MONTHS months from YEAR-01, one a day, the
  * first FIXES of each month labelled fixes.
  */
-static void add_months(struct fx *f, int year, int months, int per,
-		       int fixes)
+static void add_months(struct fx *f, int year, int months, int per, int fixes)
 {
 	char sql[512];
 	int m, k;
@@ -203,7 +202,7 @@ static void test_too_little(void **state)
 	struct dataset_regime r;
 
 	add_months(f, 2005, 36, 20, 0);
-	add_months(f, 2008, 3, 20, 5);   /* 15 fixes in all */
+	add_months(f, 2008, 3, 20, 5); /* 15 fixes in all */
 	assert_int_equal(dataset_regime(&r, f->db, 1, DATASET_SINCE_AUTO), 0);
 	assert_int_equal(r.how, REGIME_TOO_LITTLE);
 	assert_int_equal(r.start, 0);
@@ -246,8 +245,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_throughout, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_late_gap, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_late_gap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_since_overrides, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_too_little, setup,

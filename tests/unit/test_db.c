@@ -121,7 +121,8 @@ static void test_unopenable_path(void **state)
 
 	(void)state;
 	assert_int_equal(db_open(&db, "/nonexistent-dir/x/state.db",
-				 &bot_db_owners), PT_EIO);
+				 &bot_db_owners),
+			 PT_EIO);
 	assert_null(db);
 	assert_non_null(strstr(pt_error_last(), "/nonexistent-dir/x/state.db"));
 }
@@ -156,8 +157,7 @@ static void read_schema(struct buf *out, int n)
 	struct buf p = BUF_INIT;
 
 	assert_non_null(src);
-	assert_int_equal(buf_addf(&p, "%s/tests/data/db/schema-%d.sql", src,
-				  n),
+	assert_int_equal(buf_addf(&p, "%s/tests/data/db/schema-%d.sql", src, n),
 			 0);
 	assert_int_equal(pt_read_file(out, p.ptr, 0), 0);
 	buf_free(&p);
@@ -187,8 +187,7 @@ static void make_schema_12(const char *rows)
 
 	read_schema(&old, 12);
 	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(h, old.ptr, NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, old.ptr, NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h, "PRAGMA user_version = 12;", NULL,
 				      NULL, NULL),
 			 SQLITE_OK);
@@ -211,16 +210,16 @@ static void test_schema_12_database_opens(void **state)
 	(void)state;
 	read_schema(&want, 13);
 	make_schema_12("INSERT INTO kv VALUES ('run/last-pass',"
-				      " '1700000000');"
-				      "INSERT INTO work_queue (kind, key,"
-				      " created, updated) VALUES"
-				      " ('pw-series', '7', 1, 1);"
-				      "INSERT INTO pw_positions VALUES"
-				      " ('http://pw', 'linux', 42, 'd', 1);"
-				      "INSERT INTO repos (id, path) VALUES"
-				      " (1, '/r');"
-				      "INSERT INTO commits (repo_id, sha, seq,"
-				      " nparents) VALUES (1, 'abc', 1, 1);");
+		       " '1700000000');"
+		       "INSERT INTO work_queue (kind, key,"
+		       " created, updated) VALUES"
+		       " ('pw-series', '7', 1, 1);"
+		       "INSERT INTO pw_positions VALUES"
+		       " ('http://pw', 'linux', 42, 'd', 1);"
+		       "INSERT INTO repos (id, path) VALUES"
+		       " (1, '/r');"
+		       "INSERT INTO commits (repo_id, sha, seq,"
+		       " nparents) VALUES (1, 'abc', 1, 1);");
 
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
@@ -230,10 +229,9 @@ static void test_schema_12_database_opens(void **state)
 	assert_string_equal(v, "1700000000");
 	free(v);
 	assert_int_equal(dbq_int(db, "SELECT count(*) FROM work_queue"
-					" WHERE state = 'pending'"),
+				     " WHERE state = 'pending'"),
 			 1);
-	assert_int_equal(dbq_int(db, "SELECT last_id FROM pw_positions"),
-			 42);
+	assert_int_equal(dbq_int(db, "SELECT last_id FROM pw_positions"), 42);
 	assert_int_equal(dbq_int(db, "SELECT count(*) FROM commits"), 1);
 	db_close(db);
 	buf_free(&want);
@@ -273,8 +271,9 @@ static void assert_versions(struct db *db, int base, int bot)
 static int bot_line(const char *line, size_t len)
 {
 	static const char *const bot[] = {
-		"TABLE work_queue ", "ON work_queue ", "TABLE outbox ",
-		"ON outbox ", "TABLE imap_folders ", "TABLE pw_positions ",
+		"TABLE work_queue ",	 "ON work_queue ",
+		"TABLE outbox ",	 "ON outbox ",
+		"TABLE imap_folders ",	 "TABLE pw_positions ",
 		"TABLE pw_events_seen ",
 	};
 	size_t i;
@@ -340,7 +339,7 @@ static void test_scoring_owners_alone(void **state)
 	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
 	assert_versions(db, 0, 0);
 	assert_int_equal(dbq_int(db, "SELECT count(*) FROM sqlite_master"
-					" WHERE name = 'work_queue'"),
+				     " WHERE name = 'work_queue'"),
 			 0);
 	db_close(db);
 	buf_free(&want);
@@ -391,8 +390,8 @@ static void test_schema_12_gains_versions(void **state)
 	(void)state;
 	read_schema(&want, 13);
 	make_schema_12("INSERT INTO outbox (kind, dedupe_key,"
-				      " target, payload, created, updated)"
-				      " VALUES ('reply', 'k', 't', 'p', 1, 1);");
+		       " target, payload, created, updated)"
+		       " VALUES ('reply', 'k', 't', 'p', 1, 1);");
 
 	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	schema_text(&got, db->h);
@@ -450,8 +449,8 @@ int main(void)
 			test_scoring_file_gains_bot_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_12_gains_versions,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_newer_owner_refused,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_owner_refused, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

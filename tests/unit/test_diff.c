@@ -45,8 +45,13 @@ static void done(struct parsed *p)
 	diff_files_free(p->f, p->n);
 }
 
-#define assert_str_or_null(a, b) do { \
-	if (b) assert_string_equal(a, b); else assert_null(a); } while (0)
+#define assert_str_or_null(a, b)                   \
+	do {                                       \
+		if (b)                             \
+			assert_string_equal(a, b); \
+		else                               \
+			assert_null(a);            \
+	} while (0)
 
 static void check_file(const struct patch_file *f, const char *old,
 		       const char *new, enum patch_file_status st,
@@ -78,8 +83,7 @@ static void test_git_kinds(void **state)
 	parse_text(&p, b.ptr, b.len);
 	assert_int_equal(p.n, 9);
 	f = p.f;
-	check_file(&f[0], "blob.bin", "blob.bin", PATCH_FILE_MODIFIED, 0, 0,
-		   0);
+	check_file(&f[0], "blob.bin", "blob.bin", PATCH_FILE_MODIFIED, 0, 0, 0);
 	assert_true(f[0].binary);
 	assert_int_equal(f[0].old_mode, 0100644);
 	check_file(&f[1], "src.c", "copied.c", PATCH_FILE_COPIED, 1, 0, 1);
@@ -89,27 +93,25 @@ static void test_git_kinds(void **state)
 	check_file(&f[3], NULL, "new.txt", PATCH_FILE_ADDED, 1, 0, 1);
 	assert_int_equal(f[3].new_mode, 0100644);
 	assert_int_equal(f[3].old_mode, 0);
-	check_file(&f[4], "nonl.txt", "nonl.txt", PATCH_FILE_MODIFIED, 1, 1,
-		   1);
+	check_file(&f[4], "nonl.txt", "nonl.txt", PATCH_FILE_MODIFIED, 1, 1, 1);
 	h = &f[4].hunks[0];
 	assert_int_equal(h->nlines, 4);
 	assert_true(line_is(&h->lines[0], '-', "no newline"));
 	assert_int_equal(h->lines[1].kind, '\\');
 	assert_true(line_is(&h->lines[2], '+', "no newline either"));
 	assert_int_equal(h->lines[3].kind, '\\');
-	check_file(&f[5], "moved.c", "renamed.c", PATCH_FILE_RENAMED, 1, 1,
-		   1);
+	check_file(&f[5], "moved.c", "renamed.c", PATCH_FILE_RENAMED, 1, 1, 1);
 	assert_int_equal(f[5].similarity, 89);
 	h = &f[5].hunks[0];
 	assert_int_equal(h->old_start, 2);
 	assert_int_equal(h->old_lines, 7);
 	assert_string_equal(h->heading, "one");
-	check_file(&f[6], "script.sh", "script.sh", PATCH_FILE_MODIFIED, 0,
-		   0, 0);
+	check_file(&f[6], "script.sh", "script.sh", PATCH_FILE_MODIFIED, 0, 0,
+		   0);
 	assert_int_equal(f[6].old_mode, 0100644);
 	assert_int_equal(f[6].new_mode, 0100755);
-	check_file(&f[7], "tab\there.txt", "tab\there.txt",
-		   PATCH_FILE_MODIFIED, 1, 0, 1);
+	check_file(&f[7], "tab\there.txt", "tab\there.txt", PATCH_FILE_MODIFIED,
+		   1, 0, 1);
 	check_file(&f[8], "with space.txt", "with space.txt",
 		   PATCH_FILE_MODIFIED, 1, 0, 1);
 	done(&p);
@@ -125,8 +127,7 @@ static void test_pure_rename_and_signature(void **state)
 	read_data(&b, "pure-rename.patch");
 	parse_text(&p, b.ptr, b.len);
 	assert_int_equal(p.n, 1);
-	check_file(&p.f[0], "renamed.c", "pure.c", PATCH_FILE_RENAMED, 0, 0,
-		   0);
+	check_file(&p.f[0], "renamed.c", "pure.c", PATCH_FILE_RENAMED, 0, 0, 0);
 	assert_int_equal(p.f[0].similarity, 100);
 	done(&p);
 	buf_free(&b);
@@ -280,14 +281,13 @@ static void test_content_cr_and_bytes_kept(void **state)
 
 static void test_hunk_headers(void **state)
 {
-	const char d[] =
-		"--- a/x\n+++ b/x\n"
-		"@@ -3 +3 @@\n-a\n+b\n"
-		"@@ -10,0 +11,2 @@ void f(int x)\n+c\n+d\n"
-		"@@ -20,1 +22 @@\n-e\n+f\n"
-		"@@ -99999999999999999999999,1 +1 @@\n-g\n"
-		"@@ bogus @@\n"
-		"@@ -30,1 +30,1 @@\n-h\n+i\n";
+	const char d[] = "--- a/x\n+++ b/x\n"
+			 "@@ -3 +3 @@\n-a\n+b\n"
+			 "@@ -10,0 +11,2 @@ void f(int x)\n+c\n+d\n"
+			 "@@ -20,1 +22 @@\n-e\n+f\n"
+			 "@@ -99999999999999999999999,1 +1 @@\n-g\n"
+			 "@@ bogus @@\n"
+			 "@@ -30,1 +30,1 @@\n-h\n+i\n";
 	struct parsed p;
 	const struct patch_hunk *h;
 
@@ -349,8 +349,7 @@ static void test_long_line(void **state)
 	d[PT_MAX_LINE_LEN] = '\n';
 	rc = diff_parse(&f, &n, d, PT_MAX_LINE_LEN + 1);
 	assert_int_equal(rc, 0);
-	assert_int_equal(f[0].hunks[0].lines[0].len,
-			 PT_MAX_LINE_LEN - i);
+	assert_int_equal(f[0].hunks[0].lines[0].len, PT_MAX_LINE_LEN - i);
 	diff_files_free(f, n);
 	free(d);
 }
@@ -372,25 +371,24 @@ static void test_too_many_files(void **state)
 
 static void test_quoted_paths(void **state)
 {
-	const char d[] =
-		"diff --git \"a/caf\\303\\251 \\\"q\\\".c\" "
-		"\"b/caf\\303\\251 \\\"q\\\".c\"\n"
-		"new file mode 100644\n"
-		"--- /dev/null\n"
-		"+++ \"b/caf\\303\\251 \\\"q\\\".c\"\n"
-		"@@ -0,0 +1 @@\n+x\n"
-		"diff --git a/a b/b c/d b/a b/b c/d\n"
-		"deleted file mode 100644\n"
-		"diff --git \"a/bad\\q\" b/bad\n"
-		"old mode 100644\n"
-		"new mode 100755\n";
+	const char d[] = "diff --git \"a/caf\\303\\251 \\\"q\\\".c\" "
+			 "\"b/caf\\303\\251 \\\"q\\\".c\"\n"
+			 "new file mode 100644\n"
+			 "--- /dev/null\n"
+			 "+++ \"b/caf\\303\\251 \\\"q\\\".c\"\n"
+			 "@@ -0,0 +1 @@\n+x\n"
+			 "diff --git a/a b/b c/d b/a b/b c/d\n"
+			 "deleted file mode 100644\n"
+			 "diff --git \"a/bad\\q\" b/bad\n"
+			 "old mode 100644\n"
+			 "new mode 100755\n";
 	struct parsed p;
 
 	(void)state;
 	parse_text(&p, d, sizeof(d) - 1);
 	assert_int_equal(p.n, 3);
-	check_file(&p.f[0], NULL, "caf\xc3\xa9 \"q\".c", PATCH_FILE_ADDED, 1,
-		   0, 1);
+	check_file(&p.f[0], NULL, "caf\xc3\xa9 \"q\".c", PATCH_FILE_ADDED, 1, 0,
+		   1);
 	/* names with " b/" inside: split where both sides agree */
 	check_file(&p.f[1], "a b/b c/d", NULL, PATCH_FILE_DELETED, 0, 0, 0);
 	/* a broken quote does not stop the parse */

@@ -26,7 +26,7 @@
 
 #define NROWS 800
 #define NTOK 150
-#define TEXT_TOKENS 12   /* explain.c lists at most this many tokens */
+#define TEXT_TOKENS 12 /* explain.c lists at most this many tokens */
 
 static struct pt_model *train_text(void)
 {
@@ -57,13 +57,16 @@ static struct pt_model *train_text(void)
 			sp[n++] = (struct model_sparse){ 17, 1.0f };
 		for (j = 0; j < 12; j++)
 			sp[n++] = (struct model_sparse){
-				(uint32_t)(20 + metrics_rand(&st) % (NTOK - 20)),
-				0.5f };
+				(uint32_t)(20 +
+					   metrics_rand(&st) % (NTOK - 20)),
+				0.5f
+			};
 		/* occasional label noise keeps every slice two-class */
 		if (metrics_rand(&st) % 20 == 0)
 			y = !y;
 		assert_int_equal(model_data_add(d, tab, sp, n, y, (int64_t)i,
-						10), 0);
+						10),
+				 0);
 		idx[i] = i;
 	}
 	model_params_default(&p, MODEL_KIND_TEXT);
@@ -179,8 +182,8 @@ static const struct explain_reason *find(const struct explain_reason *r,
 static void test_grouping(void **state)
 {
 	static const char *const names[] = {
-		"s:fix", "v:fix", "v:fix_null", "w:fix", "s:null", "w:the",
-		"+:kfree", "-:kfree", "p:net/ice",
+		"s:fix", "v:fix",   "v:fix_null", "w:fix",     "s:null",
+		"w:the", "+:kfree", "-:kfree",	  "p:net/ice",
 	};
 	static const uint32_t index[] = { 3, 11, 17, 20, 21, 22, 23, 24, 25 };
 	struct pt_model *m = train_text();
@@ -276,12 +279,12 @@ static void test_short_pair(void **state)
 /* Reasons that say nothing of the patch are never shown. */
 static void test_shown(void **state)
 {
-	struct explain_reason r = { NULL, "review.reviewer_bug_rate", 0.2,
-				    0.5, 0 };
+	struct explain_reason r = { NULL, "review.reviewer_bug_rate", 0.2, 0.5,
+				    0 };
 
 	(void)state;
 	assert_true(explain_shown(&r));
-	r.value = NAN;          /* "unknown" weighs, but is no reason */
+	r.value = NAN; /* "unknown" weighs, but is no reason */
 	assert_false(explain_shown(&r));
 	r.value = 0.2;
 	r.weight = 0;

@@ -59,14 +59,13 @@ static const char diff[] =
 	" \treturn 0;\n"
 	" }\n";
 
-static const char ws_diff[] =
-	"diff --git a/lib/a.c b/lib/a.c\n"
-	"--- a/lib/a.c\n"
-	"+++ b/lib/a.c\n"
-	"@@ -1,2 +1,2 @@\n"
-	"-int  x = 1;\n"
-	"+int x = 1;\n"
-	" int y;\n";
+static const char ws_diff[] = "diff --git a/lib/a.c b/lib/a.c\n"
+			      "--- a/lib/a.c\n"
+			      "+++ b/lib/a.c\n"
+			      "@@ -1,2 +1,2 @@\n"
+			      "-int  x = 1;\n"
+			      "+int x = 1;\n"
+			      " int y;\n";
 
 static struct patch *make_patch(const char *subject, const char *m,
 				const char *d)
@@ -133,8 +132,10 @@ static void test_patterns_and_text(void **state)
 	feat_vec_free(&v);
 	patch_free(p);
 
-	p = make_patch("lib: reformat", "Whitespace.\n\nSigned-off-by: A "
-		       "<a@example.org>\n", ws_diff);
+	p = make_patch("lib: reformat",
+		       "Whitespace.\n\nSigned-off-by: A "
+		       "<a@example.org>\n",
+		       ws_diff);
 	assert_int_equal(feat_compute(&v, NULL, p, NULL, 16, 0), 0);
 	assert_true(v.tab[FEAT_WS_ONLY] == 1);
 	assert_null(v.sp_names);
@@ -202,8 +203,8 @@ static int sh_script(struct fx *f, const char *text, int phase)
 		return -1;
 	fputs(text, fp);
 	fclose(fp);
-	snprintf(cmd, sizeof(cmd), "sh %s %s %d >/dev/null 2>&1", path,
-		 f->repo, phase);
+	snprintf(cmd, sizeof(cmd), "sh %s %s %d >/dev/null 2>&1", path, f->repo,
+		 phase);
 	return system(cmd);
 }
 
@@ -255,7 +256,8 @@ static void vec_of(struct feat_vec *v, struct fx *f, struct db *db,
 		p->commit_id = NULL;
 	}
 	if (as_mail > 1)
-		p->source = PATCH_FROM_MAIL; /* as posted: Date: = author date */
+		p->source =
+			PATCH_FROM_MAIL; /* as posted: Date: = author date */
 	assert_int_equal(mine_repo_id(&repo_id, db, f->repo), 0);
 	assert_int_equal(feat_ctx_new(&c, db, repo_id), 0);
 	assert_int_equal(feat_compute(v, c, p, NULL, 16, 0), 0);
@@ -309,9 +311,19 @@ static void check_bugs(const struct feat_vec *v, const struct bugs_want *w)
 }
 
 static const enum feat_id hist[] = {
-	FEAT_LT, FEAT_NDEV, FEAT_AGE, FEAT_NUC, FEAT_EXP, FEAT_SEXP,
-	FEAT_FILE_BUGS, FEAT_FILE_BUGRATE, FEAT_FILE_FIXES, FEAT_AUTHOR_BUGS,
-	FEAT_AUTHOR_BUGRATE, FEAT_COMP_CHANGES, FEAT_COMP_BUGRATE,
+	FEAT_LT,
+	FEAT_NDEV,
+	FEAT_AGE,
+	FEAT_NUC,
+	FEAT_EXP,
+	FEAT_SEXP,
+	FEAT_FILE_BUGS,
+	FEAT_FILE_BUGRATE,
+	FEAT_FILE_FIXES,
+	FEAT_AUTHOR_BUGS,
+	FEAT_AUTHOR_BUGRATE,
+	FEAT_COMP_CHANGES,
+	FEAT_COMP_BUGRATE,
 };
 
 /* The commit in SHAFILE as a mail gets the history the miner computed. */
@@ -371,7 +383,8 @@ static void test_as_of(void **state)
 	vec_of(&after, &f, db, "x.sha", 0);
 	/* the rework X changed and X itself are now known buggy, later */
 	assert_int_equal(dbq_int(db, "SELECT count(*) FROM labels WHERE bug "
-			       "AND discovered > 3000000"), 2);
+				     "AND discovered > 3000000"),
+			 2);
 	assert_true(same_vec(&before, &after));
 	check_bugs(&after, &wx);
 	/*
@@ -392,8 +405,9 @@ static void test_as_of(void **state)
 	feat_vec_free(&z);
 	/* mined before the columns existed: missing, then the next mine */
 	assert_int_equal(db_exec(db, "UPDATE features SET file_bugs = NULL, "
-				 "file_fixes = NULL, author_bugs = NULL, "
-				 "comp_changes = NULL, comp_bugs = NULL"), 0);
+				     "file_fixes = NULL, author_bugs = NULL, "
+				     "comp_changes = NULL, comp_bugs = NULL"),
+			 0);
 	vec_of(&refilled, &f, db, "y.sha", 0);
 	for (i = FEAT_FILE_BUGS; i <= FEAT_COMP_BUGRATE; i++)
 		assert_true(isnan(refilled.tab[i]));
@@ -442,8 +456,7 @@ static void check_cycle(const struct feat_vec *v, int from_mail)
 	assert_true(v->tab[FEAT_RC] == 1);
 	assert_true(v->tab[FEAT_LATE_RC] == 0);
 	assert_true(fabsf(v->tab[FEAT_DAYS_TAG] - 1.5e6f / 86400) < 1e-3);
-	assert_true(fabsf(v->tab[FEAT_DAYS_RELEASE] - 2.5e6f / 86400) <
-		    1e-3);
+	assert_true(fabsf(v->tab[FEAT_DAYS_RELEASE] - 2.5e6f / 86400) < 1e-3);
 	assert_string_equal(v->release_tag, "v1.1-rc1");
 	assert_string_equal(v->release, "v1.0");
 	assert_int_equal(v->from_mail, from_mail);
@@ -467,7 +480,8 @@ static void test_mainline_cycle(void **state)
 	assert_int_equal(db_open(&db, f.db, &scoring_db_owners), 0);
 	mine(&f, db);
 	assert_int_equal(dbq_int(db, "SELECT count(*) FROM tags WHERE "
-			       "mainline"), 3);
+				     "mainline"),
+			 3);
 	vec_of(&commit, &f, db, "w.sha", 0);
 	check_cycle(&commit, 0);
 	vec_of(&mail, &f, db, "w.sha", 2);

@@ -35,8 +35,7 @@ struct fx {
 	struct mine_result res;
 };
 
-__attribute__((format(printf, 1, 2)))
-static int run(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
 {
 	char cmd[1024];
 	va_list ap;
@@ -72,7 +71,8 @@ static int setup(void **state)
 		return -1;
 	snprintf(f->repo, sizeof(f->repo), "%s/repo", f->dir);
 	if (run("mkdir %s && sh %s/tests/data/history/mkrepo.sh %s "
-		">/dev/null 2>&1", f->repo, src, f->repo))
+		">/dev/null 2>&1",
+		f->repo, src, f->repo))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state.db", f->dir);
 	if (db_open(&f->db, path, &scoring_db_owners) || mine(f))
@@ -102,7 +102,8 @@ static long long q_int(struct fx *f, const char *sql, const char *arg)
 		sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_type(st, 0) == SQLITE_NULL
-			    ? -1 : sqlite3_column_int64(st, 0);
+			    ? -1
+			    : sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return v;
 }
@@ -133,11 +134,11 @@ static char *q_text(struct fx *f, const char *sql, const char *arg)
 	return v ? v : strdup("(null)");
 }
 
-#define LABEL(col) \
+#define LABEL(col)                                                 \
 	"SELECT l." col " FROM labels l JOIN commits c ON c.id = " \
 	"l.commit_id WHERE c.subject = ?"
 #define COMMIT(col) "SELECT " col " FROM commits WHERE subject = ?"
-#define FEAT(col) \
+#define FEAT(col)                                                    \
 	"SELECT f." col " FROM features f JOIN commits c ON c.id = " \
 	"f.commit_id WHERE c.subject = ?"
 
@@ -200,8 +201,10 @@ static void test_phases(void **state)
 		expect_text(f, COMMIT("phase"), s, want[i].phase);
 		assert_int_equal(q_int(f, COMMIT("coalesce(rc, -1)"), s),
 				 want[i].rc);
-		assert_int_equal(q_int(f, COMMIT("coalesce(after_last_rc, "
-						 "-1)"), s),
+		assert_int_equal(q_int(f,
+				       COMMIT("coalesce(after_last_rc, "
+					      "-1)"),
+				       s),
 				 want[i].after_last);
 		assert_int_equal(q_int(f, COMMIT("coalesce(soak, -1)"), s),
 				 want[i].soak);
@@ -218,7 +221,8 @@ static void test_refs(void **state)
 		  "a: add feature" },
 		{ "x: fix helper", "prefix", "(null)", "(null)",
 		  "x: add helper" },
-		{ "x: fix tweak", "subject", "ambiguous", "(null)", "x: tweak" },
+		{ "x: fix tweak", "subject", "ambiguous", "(null)",
+		  "x: tweak" },
 		{ "b: fix b", "subject", "missing", "(null)", "b: add b" },
 		{ "a: fix comment", "prefix", "(null)", "nocode",
 		  "a: add feature" },
@@ -232,8 +236,8 @@ static void test_refs(void **state)
 	struct fx *f = *state;
 	size_t i;
 
-#define REF(col) \
-	"SELECT " col " FROM fix_refs r JOIN commits c ON c.id = " \
+#define REF(col)                                                       \
+	"SELECT " col " FROM fix_refs r JOIN commits c ON c.id = "     \
 	"r.commit_id LEFT JOIN commits t ON t.id = r.target_id WHERE " \
 	"c.subject = ?"
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -241,8 +245,7 @@ static void test_refs(void **state)
 		expect_text(f, REF("r.why"), want[i].fixer, want[i].why);
 		expect_text(f, REF("r.trivial"), want[i].fixer,
 			    want[i].trivial);
-		expect_text(f, REF("t.subject"), want[i].fixer,
-			    want[i].target);
+		expect_text(f, REF("t.subject"), want[i].fixer, want[i].target);
 	}
 	expect_text(f, REF("r.kind"), "Revert \"a: add more\"", "revert");
 }
@@ -318,8 +321,11 @@ static void test_features(void **state)
 	assert_int_equal(q_int(f, FEAT("nuc"), s), 2);
 	assert_int_equal(q_int(f, FEAT("lt"), s), 12);
 	assert_true(fabs(q_real(f, FEAT("age"), s) - 4.0) < 1e-9);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM people WHERE email "
-			       "LIKE '%old.example'", NULL), 0);
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM people WHERE email "
+			       "LIKE '%old.example'",
+			       NULL),
+			 0);
 }
 
 static void test_reviews(void **state)
@@ -351,18 +357,25 @@ static void test_reviews(void **state)
 				 "SELECT %s FROM reviews r JOIN commits c ON "
 				 "c.id = r.commit_id JOIN people p ON p.id = "
 				 "r.person_id WHERE c.subject = ? AND "
-				 "p.email = '%s'", cols[k], want[i].email);
+				 "p.email = '%s'",
+				 cols[k], want[i].email);
 			assert_int_equal(q_int(f, sql, want[i].subject),
 					 vals[k]);
 		}
 	}
 	assert_int_equal(q_int(f, "SELECT count(*) FROM reviews", NULL), 4);
-	expect_text(f, "SELECT subsystem FROM commit_files WHERE path = ? "
-		    "LIMIT 1", "lib/x.c", "LIB");
-	expect_text(f, "SELECT subsystem FROM commit_files WHERE path = ? "
-		    "LIMIT 1", "src/a.c", "SRC");
-	expect_text(f, "SELECT subsystem FROM commit_files WHERE path = ? "
-		    "LIMIT 1", "README", "");
+	expect_text(f,
+		    "SELECT subsystem FROM commit_files WHERE path = ? "
+		    "LIMIT 1",
+		    "lib/x.c", "LIB");
+	expect_text(f,
+		    "SELECT subsystem FROM commit_files WHERE path = ? "
+		    "LIMIT 1",
+		    "src/a.c", "SRC");
+	expect_text(f,
+		    "SELECT subsystem FROM commit_files WHERE path = ? "
+		    "LIMIT 1",
+		    "README", "");
 }
 
 static void test_report(void **state)
@@ -385,8 +398,8 @@ static void test_cycle_stats(void **state)
 	struct buf b = BUF_INIT;
 
 	/* horizon 0: all released commits; late = first released in rc5+ */
-	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 5, 0, 200,
-				     7), 0);
+	assert_int_equal(cycle_stats(&s, f->db, f->res.repo_id, 5, 0, 200, 7),
+			 0);
 	assert_int_equal(s.nphases, 6);
 	/* merge window: "a: add feature" (3+1) and "x: add helper" (5) */
 	assert_string_equal(s.phases[0].name, "merge-window");
@@ -421,8 +434,9 @@ static void test_incremental(void **state)
 	struct fx *f = *state;
 	const char *src = getenv("PT_SOURCE_DIR");
 
-	assert_int_equal(run("sh %s/tests/data/history/mkrepo.sh %s more",
-			     src, f->repo), 0);
+	assert_int_equal(run("sh %s/tests/data/history/mkrepo.sh %s more", src,
+			     f->repo),
+			 0);
 	assert_int_equal(mine(f), 0);
 	assert_int_equal(f->res.walked, 1);
 	assert_int_equal(f->res.commits, 17);
@@ -440,9 +454,9 @@ static void test_tag_parse(void **state)
 		const char *name, *release;
 		int rc;
 	} want[] = {
-		{ "v6.7-rc3", "v6.7", 3 },   { "v6.7", "v6.7", 0 },
+		{ "v6.7-rc3", "v6.7", 3 },     { "v6.7", "v6.7", 0 },
 		{ "v23.11-rc1", "v23.11", 1 }, { "v8.2.0-rc1", "v8.2.0", 1 },
-		{ "v8.2.0", "v8.2.0", 0 },   { "v2.6.39", "v2.6.39", 0 },
+		{ "v8.2.0", "v8.2.0", 0 },     { "v2.6.39", "v2.6.39", 0 },
 	};
 	struct cycle_tag a, b;
 	size_t i;
@@ -463,7 +477,8 @@ static void test_tag_parse(void **state)
 	cycle_tag_clear(&a);
 	assert_int_equal(cycle_parse_tag(&a, "v6.7-rc2147483648", NULL), 0);
 	assert_int_equal(cycle_parse_tag(&a, "v6.7-rc99999999999999999999",
-					 NULL), 0);
+					 NULL),
+			 0);
 	/* version order: rc9 < rc10 < final < next rc1 */
 	assert_int_equal(cycle_parse_tag(&a, "v6.7-rc9", NULL), 1);
 	assert_int_equal(cycle_parse_tag(&b, "v6.7-rc10", NULL), 1);

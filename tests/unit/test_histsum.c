@@ -36,16 +36,22 @@
 #define NPEOPLE 9
 
 static const char *const paths[] = {
-	"MAINTAINERS", "README", "lib/a.c", "lib/b.c", "lib/sub/c.c",
-	"drivers/net/x.c", "drivers/net/y.c", "drivers/z.c", "doc/g.rst",
-	"app/t.c", "lib/b.h", "x/y",
+	"MAINTAINERS", "README",	  "lib/a.c",	     "lib/b.c",
+	"lib/sub/c.c", "drivers/net/x.c", "drivers/net/y.c", "drivers/z.c",
+	"doc/g.rst",   "app/t.c",	  "lib/b.h",	     "x/y",
 };
 #define NPATHS (sizeof(paths) / sizeof(paths[0]))
 
 /* components "net/x", "lib", "doc"; none in the last three */
 static const char *const subjects[] = {
-	"net/x: fix a leak", "net/x: add a queue", "lib: fix b", "lib: c",
-	"doc: d", "net/x:y: e", "no component", "lib:f",
+	"net/x: fix a leak",
+	"net/x: add a queue",
+	"lib: fix b",
+	"lib: c",
+	"doc: d",
+	"net/x:y: e",
+	"no component",
+	"lib:f",
 };
 #define NSUBJECTS (sizeof(subjects) / sizeof(subjects[0]))
 
@@ -88,49 +94,55 @@ static void add_commits(struct db *db, int repo, int first, int n)
 
 		snprintf(dsql, sizeof(dsql), "%ld", date);
 		snprintf(asql, sizeof(asql), "%d", author);
-		exec(db, "INSERT INTO commits (repo_id, sha, seq, nparents, "
+		exec(db,
+		     "INSERT INTO commits (repo_id, sha, seq, nparents, "
 		     "author_id, commit_date, subject) VALUES (%d, '%d-%d', "
-		     "%d, 1, %s, %s, '%s')", repo, repo, i, i,
-		     author ? asql : "NULL", i == first + 7 ? "NULL" : dsql,
-		     subjects[rnd(NSUBJECTS)]);
+		     "%d, 1, %s, %s, '%s')",
+		     repo, repo, i, i, author ? asql : "NULL",
+		     i == first + 7 ? "NULL" : dsql, subjects[rnd(NSUBJECTS)]);
 		id = (int)sqlite3_last_insert_rowid(db->h);
 		p0 = rnd(NPATHS);
 		step = "\1\5\7\13"[rnd(4)]; /* prime to NPATHS */
 		for (k = 0; k < nf; k++) {
 			/* distinct: SQL orders a path twice arbitrarily */
-			const char *path = paths[(p0 + (unsigned)k * step) %
-						 NPATHS];
+			const char *path =
+				paths[(p0 + (unsigned)k * step) % NPATHS];
 			char st = "MMMMADR"[rnd(7)], old[40] = "NULL";
 
 			if (st == 'R')
 				snprintf(old, sizeof(old), "'%s'",
 					 paths[rnd(NPATHS)]);
-			exec(db, "INSERT INTO commit_files (commit_id, path, "
+			exec(db,
+			     "INSERT INTO commit_files (commit_id, path, "
 			     "old_path, status, added, removed, binary, "
 			     "uncounted, old_lines) VALUES (%d, '%s', %s, "
-			     "'%c', %u, %u, %d, %d, %s)", id, path, old, st,
-			     rnd(50), rnd(30), rnd(20) == 0, rnd(20) == 0,
-			     rnd(10) ? "200" : "NULL");
+			     "'%c', %u, %u, %d, %d, %s)",
+			     id, path, old, st, rnd(50), rnd(30), rnd(20) == 0,
+			     rnd(20) == 0, rnd(10) ? "200" : "NULL");
 		}
 		for (k = 0; k < (int)rnd(4); k++) {
 			static const int kinds[] = { 1, 2, 3, 4, 2, 3 };
 			int who = (int)rnd(NPEOPLE + 1);
 
 			snprintf(asql, sizeof(asql), "%d", who);
-			exec(db, "INSERT INTO trailers (commit_id, idx, kind, "
-			     "person_id) VALUES (%d, %d, %d, %s)", id, k,
-			     kinds[rnd(6)], who ? asql : "NULL");
+			exec(db,
+			     "INSERT INTO trailers (commit_id, idx, kind, "
+			     "person_id) VALUES (%d, %d, %d, %s)",
+			     id, k, kinds[rnd(6)], who ? asql : "NULL");
 		}
 		if (rnd(3))
-			exec(db, "INSERT INTO labels (commit_id, is_fix, "
+			exec(db,
+			     "INSERT INTO labels (commit_id, is_fix, "
 			     "is_stable, bug, nfixes, discovered, "
 			     "trivial_only, negative_ok) VALUES (%d, %d, 0, "
-			     "%d, 1, %s, 0, 1)", id, rnd(3) == 0,
-			     rnd(3) == 0, rnd(8) ? "0" : "NULL");
+			     "%d, 1, %s, 0, 1)",
+			     id, rnd(3) == 0, rnd(3) == 0,
+			     rnd(8) ? "0" : "NULL");
 		if (rnd(4) == 0)
-			exec(db, "UPDATE labels SET discovered = %ld WHERE "
-			     "commit_id = %d", date + (long)rnd(200) * 1000,
-			     id);
+			exec(db,
+			     "UPDATE labels SET discovered = %ld WHERE "
+			     "commit_id = %d",
+			     date + (long)rnd(200) * 1000, id);
 	}
 }
 
@@ -140,10 +152,12 @@ static void make_history(struct db *db)
 
 	assert_int_equal(db_begin(db), 0);
 	exec(db, "INSERT INTO repos (id, path, tip, mined_at) VALUES "
-	     "(1, '/syn/one', 'a1', 1), (2, '/syn/two', 'b1', 1)");
+		 "(1, '/syn/one', 'a1', 1), (2, '/syn/two', 'b1', 1)");
 	for (i = 1; i <= NPEOPLE; i++)
-		exec(db, "INSERT INTO people (id, email) VALUES (%d, "
-		     "'p%d@example.org')", i, i);
+		exec(db,
+		     "INSERT INTO people (id, email) VALUES (%d, "
+		     "'p%d@example.org')",
+		     i, i);
 	add_commits(db, 1, 0, NCOMMITS);
 	add_commits(db, 2, 0, NCOMMITS / 4);
 	assert_int_equal(db_commit(db), 0);
@@ -155,31 +169,39 @@ static void file_diff(struct buf *d, const char *path)
 
 	switch (rnd(5)) {
 	case 0:
-		buf_addf(d, "diff --git a/%s b/%s\nnew file mode 100644\n"
+		buf_addf(d,
+			 "diff --git a/%s b/%s\nnew file mode 100644\n"
 			 "--- /dev/null\n+++ b/%s\n@@ -0,0 +1 @@\n+y\n",
 			 path, path, path);
 		break;
 	case 1:
-		buf_addf(d, "diff --git a/%s b/%s\ndeleted file mode 100644\n"
+		buf_addf(d,
+			 "diff --git a/%s b/%s\ndeleted file mode 100644\n"
 			 "--- a/%s\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n",
 			 path, path, path);
 		break;
 	case 2:
-		buf_addf(d, "diff --git a/%s b/%s\nsimilarity index 90%%\n"
+		buf_addf(d,
+			 "diff --git a/%s b/%s\nsimilarity index 90%%\n"
 			 "rename from %s\nrename to %s\n--- a/%s\n+++ b/%s\n"
-			 "@@ -1 +1 @@\n-x\n+y\n", path, other, path, other,
-			 path, other);
+			 "@@ -1 +1 @@\n-x\n+y\n",
+			 path, other, path, other, path, other);
 		break;
 	default:
-		buf_addf(d, "diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n"
-			 "@@ -1 +1 @@\n-x\n+y\n", path, path, path, path);
+		buf_addf(d,
+			 "diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n"
+			 "@@ -1 +1 @@\n-x\n+y\n",
+			 path, path, path, path);
 	}
 }
 
 static struct patch *random_patch(void)
 {
 	static const char *const keys[] = {
-		"Reviewed-by", "Acked-by", "Tested-by", "Signed-off-by",
+		"Reviewed-by",
+		"Acked-by",
+		"Tested-by",
+		"Signed-off-by",
 	};
 	struct buf d = BUF_INIT, m = BUF_INIT;
 	struct patch *p;
@@ -199,8 +221,8 @@ static struct patch *random_patch(void)
 		p->author.email = strdup(e);
 	}
 	/* before all, on a commit's date, between, after all */
-	p->author_date = BASE + (int64_t)rnd(NCOMMITS / 2 + 40) * 1000 -
-			 20000 + (rnd(3) ? 0 : 500);
+	p->author_date = BASE + (int64_t)rnd(NCOMMITS / 2 + 40) * 1000 - 20000 +
+			 (rnd(3) ? 0 : 500);
 	for (i = 0; i < n; i++) {
 		const char *path = rnd(8) ? paths[rnd(NPATHS)] : "new/file.c";
 		unsigned k;
@@ -250,8 +272,8 @@ static unsigned compare_repo(struct db *db, int64_t repo, unsigned n,
 			     unsigned *seen)
 {
 	static const enum feat_id cols[] = {
-		FEAT_NUC, FEAT_SEXP, FEAT_REV_PRIOR, FEAT_FILE_BUGS,
-		FEAT_AUTHOR_BUGS, FEAT_COMP_CHANGES,
+		FEAT_NUC,	FEAT_SEXP,	  FEAT_REV_PRIOR,
+		FEAT_FILE_BUGS, FEAT_AUTHOR_BUGS, FEAT_COMP_CHANGES,
 	};
 	unsigned k, all;
 	struct feat_ctx *fast, *slow;
@@ -319,8 +341,10 @@ static void test_summary_is_the_sql(void **state)
 	assert_int_equal(histsum_current(&cur, db, 1), 0);
 	assert_int_equal(cur, 1);
 	/* labels changed by a run that did not rebuild: mined_at tells */
-	exec(db, "UPDATE labels SET bug = 1 - coalesce(bug, 0), discovered "
-	     "= %d", BASE + 50000);
+	exec(db,
+	     "UPDATE labels SET bug = 1 - coalesce(bug, 0), discovered "
+	     "= %d",
+	     BASE + 50000);
 	exec(db, "UPDATE repos SET mined_at = 3 WHERE id = 1");
 	assert_true(compare(db, 200) > 20);
 	db_close(db);

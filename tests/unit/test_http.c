@@ -74,8 +74,9 @@ static void test_headers_and_redirect(void **state)
 
 	(void)state;
 	http_response_init(&r);
-	assert_int_equal(get(c, "/api/1.3/events/?project=test&per_page=3",
-			     0, &r), 0);
+	assert_int_equal(get(c, "/api/1.3/events/?project=test&per_page=3", 0,
+			     &r),
+			 0);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(r.content_type, "application/json");
 	assert_non_null(strstr(r.link, "rel=\"next\""));
@@ -119,7 +120,8 @@ static void test_retries(void **state)
 
 	/* 429 with Retry-After: 1 is waited out */
 	assert_int_equal(pwsim_control(&sim, "{\"rate_limit_next\": 1, "
-					     "\"retry_after\": 1}"), 0);
+					     "\"retry_after\": 1}"),
+			 0);
 	t0 = ms_now();
 	assert_int_equal(get(c, "/api/1.3/", 0, &r), 0);
 	assert_int_equal(r.status, 200);
@@ -193,7 +195,7 @@ static void test_refused_and_cap(void **state)
 	req.url = "http://user:pw@127.0.0.1:1/api/";
 	assert_int_equal(http_do(c, &req, &r), PT_ENET);
 	assert_non_null(strstr(pt_error_last(), "cannot reach "
-						 "'http://127.0.0.1:1/api/'"));
+						"'http://127.0.0.1:1/api/'"));
 	assert_null(strstr(pt_error_last(), "user:pw"));
 	no_secret();
 
@@ -228,9 +230,11 @@ static void test_helpers(void **state)
 	assert_int_equal(http_retry_after_ms("soon", 0), -1);
 	/* an HTTP date 10 s after "now" */
 	assert_int_equal(http_retry_after_ms("Thu, 01 Jan 1970 00:00:20 GMT",
-					     10), 10000);
+					     10),
+			 10000);
 	assert_int_equal(http_retry_after_ms("Thu, 01 Jan 1970 00:00:20 GMT",
-					     30), 0);
+					     30),
+			 0);
 	for (i = 2; i < 12; i++) {
 		w = http_backoff_ms(c, i);
 		/* base 20 ms doubling, capped at 100; half of it jitter */

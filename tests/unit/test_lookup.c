@@ -56,7 +56,8 @@ static void read_mail(struct buf *b, const char *name)
 	struct buf path = BUF_INIT;
 
 	assert_int_equal(buf_addf(&path, "%s/tests/data/thread/%s",
-				  src ? src : ".", name), 0);
+				  src ? src : ".", name),
+			 0);
 	assert_int_equal(pt_read_file(b, path.ptr, 1 << 20), 0);
 	buf_free(&path);
 }
@@ -117,8 +118,9 @@ static void test_message(void **state)
 	int keep, done;
 
 	add(f, "v1-1.eml");
-	assert_int_equal(lookup_message(f->lk, "v1-1@example.org", &keep,
-					&sid, &done), 0);
+	assert_int_equal(lookup_message(f->lk, "v1-1@example.org", &keep, &sid,
+					&done),
+			 0);
 	assert_int_equal(keep, 1);
 	assert_true(sid > 0);
 	assert_int_equal(done, 0);
@@ -127,18 +129,21 @@ static void test_message(void **state)
 	add(f, "v1-2.eml");
 	add(f, "v1-3.eml");
 	add(f, "r1-2.eml");
-	assert_int_equal(lookup_message(f->lk, "v1-0@example.org", &keep,
-					&sid2, &done), 0);
+	assert_int_equal(lookup_message(f->lk, "v1-0@example.org", &keep, &sid2,
+					&done),
+			 0);
 	assert_int_equal(keep, 1); /* the cover letter is kept too */
 	assert_int_equal(sid2, sid);
 	assert_int_equal(done, 1);
-	assert_int_equal(lookup_message(f->lk, "r1-2@example.com", &keep,
-					&sid2, &done), 0);
+	assert_int_equal(lookup_message(f->lk, "r1-2@example.com", &keep, &sid2,
+					&done),
+			 0);
 	assert_int_equal(keep, 0); /* a reply is not */
 
 	/* unknown: nothing, and no error */
 	assert_int_equal(lookup_message(f->lk, "nobody@example.org", &keep,
-					&sid2, &done), 0);
+					&sid2, &done),
+			 0);
 	assert_int_equal(keep, 0);
 	assert_int_equal(sid2, 0);
 	assert_int_equal(done, 0);
@@ -154,7 +159,8 @@ static void test_series(void **state)
 
 	add_v1(f);
 	assert_int_equal(thread_find_patch(f->t, "v1-2@example.org", &pid,
-					   &sid), 0);
+					   &sid),
+			 0);
 	assert_int_equal(lookup_series_head(f->lk, sid, &cover, &done), 0);
 	assert_string_equal(cover, "v1-0@example.org");
 	assert_int_equal(done, 1);
@@ -162,10 +168,11 @@ static void test_series(void **state)
 
 	assert_int_equal(lookup_series_patches(f->lk, sid, on_msgid, &b), 0);
 	assert_string_equal(b.ptr, "v1-1@example.org|v1-2@example.org|"
-			    "v1-3@example.org");
+				   "v1-3@example.org");
 	buf_free(&b);
 	assert_int_equal(lookup_series_patches(f->lk, sid, stop_at_first,
-					       &calls), 7);
+					       &calls),
+			 7);
 	assert_int_equal(calls, 1);
 
 	assert_int_equal(lookup_series_head(f->lk, sid + 100, &cover, &done),
@@ -184,14 +191,16 @@ static void test_list_reviews(void **state)
 	add_v1(f);
 	/* patch 2: its own Tested-by, then the cover letter's Acked-by */
 	assert_int_equal(thread_find_patch(f->t, "v1-2@example.org", &pid,
-					   &sid), 0);
+					   &sid),
+			 0);
 	assert_int_equal(lookup_list_reviews(f->lk, pid, on_review, &b), 0);
 	assert_string_equal(b.ptr, "Tested-by|rev@example.com|"
-			    "Acked-by|ukleinek@kernel.org");
+				   "Acked-by|ukleinek@kernel.org");
 	buf_reset(&b);
 	/* patch 1: only what the cover letter got */
 	assert_int_equal(thread_find_patch(f->t, "v1-1@example.org", &pid,
-					   &sid), 0);
+					   &sid),
+			 0);
 	assert_int_equal(lookup_list_reviews(f->lk, pid, on_review, &b), 0);
 	assert_string_equal(b.ptr, "Acked-by|ukleinek@kernel.org");
 	buf_free(&b);
@@ -212,16 +221,20 @@ static void test_raw(void **state)
 	read_mail(&one, "v1-1.eml");
 	read_mail(&two, "v1-2.eml");
 	assert_int_equal(lookup_keep_raw(f->lk, "v1-1@example.org", one.ptr,
-					 one.len, 100), 0);
+					 one.len, 100),
+			 0);
 	/* kept once: a second copy changes nothing */
 	assert_int_equal(lookup_keep_raw(f->lk, "v1-1@example.org", two.ptr,
-					 two.len, 200), 0);
+					 two.len, 200),
+			 0);
 	assert_int_equal(lookup_raw_patch(f->lk, "v1-1@example.org", &p), 0);
 	assert_string_equal(p->message_id, "v1-1@example.org");
 	patch_free(p);
 
-	assert_int_equal(db_prepare(&st, f->db, "SELECT received, length(raw)"
-				    " FROM mail_raw"), 0);
+	assert_int_equal(db_prepare(&st, f->db,
+				    "SELECT received, length(raw)"
+				    " FROM mail_raw"),
+			 0);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int64(st, 0), 100);
 	assert_int_equal(sqlite3_column_int64(st, 1), (int64_t)one.len);

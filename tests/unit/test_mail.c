@@ -45,8 +45,7 @@ static char *data_path(const char *rel)
 	const char *src = getenv("PT_SOURCE_DIR");
 	static char path[1024];
 
-	snprintf(path, sizeof(path), "%s/tests/data/%s", src ? src : ".",
-		 rel);
+	snprintf(path, sizeof(path), "%s/tests/data/%s", src ? src : ".", rel);
 	return path;
 }
 
@@ -56,8 +55,7 @@ static struct patch *load(const char *rel)
 	struct patch *p = NULL;
 	int rc;
 
-	assert_int_equal(pt_read_file(&b, data_path(rel), PT_MAX_MAIL_SIZE),
-			 0);
+	assert_int_equal(pt_read_file(&b, data_path(rel), PT_MAX_MAIL_SIZE), 0);
 	rc = patch_from_mail(&p, b.ptr, b.len);
 	if (rc)
 		fail_msg("%s: %s", rel, pt_error_last());
@@ -90,7 +88,8 @@ static void assert_acme_diff(const struct patch *p)
 	assert_int_equal(f->nhunks, 1);
 	assert_int_equal(f->hunks[0].nlines, 8);
 	assert_int_equal(f->hunks[0].lines[3].kind, '+');
-	assert_int_equal(f->hunks[0].lines[3].len, strlen("\tif (priv->mtu == 0)"));
+	assert_int_equal(f->hunks[0].lines[3].len,
+			 strlen("\tif (priv->mtu == 0)"));
 	assert_memory_equal(f->hunks[0].lines[3].text, "\tif (priv->mtu == 0)",
 			    f->hunks[0].lines[3].len);
 	assert_int_equal(p->added, 2);
@@ -103,10 +102,11 @@ static void test_rfc2047_utf8(void **state)
 
 	(void)state;
 	/* a B word and a folded Q word, adjacent: the space between goes */
-	assert_string_equal(p->subject.raw, "[PATCH net] net: acme: handle "
+	assert_string_equal(p->subject.raw,
+			    "[PATCH net] net: acme: handle "
 			    "caf\xc3\xa9 adapters \xe2\x80\x94 zero MTU");
 	assert_string_equal(p->subject.clean, "net: acme: handle caf\xc3\xa9 "
-			    "adapters \xe2\x80\x94 zero MTU");
+					      "adapters \xe2\x80\x94 zero MTU");
 	assert_int_equal(p->subject.ntags, 1);
 	assert_string_equal(p->subject.tags[0], "net");
 	assert_string_equal(p->author.name, "Ren\xc3\xa9 M\xc3\xbcller");
@@ -117,7 +117,8 @@ static void test_rfc2047_utf8(void **state)
 	assert_null(p->in_reply_to);
 	assert_int_equal(p->nreferences, 0);
 	assert_string_equal(p->list_id, "netdev.vger.kernel.org");
-	assert_string_equal(p->changelog, "The caf\xc3\xa9 adapter firmware "
+	assert_string_equal(p->changelog,
+			    "The caf\xc3\xa9 adapter firmware "
 			    "reports a zero MTU; fall back to 1500.");
 	assert_int_equal(p->ntrailers, 1);
 	assert_int_equal(p->trailers[0].kind, TRAILER_SIGNED_OFF);
@@ -134,14 +135,16 @@ static void test_rfc2047_latin1(void **state)
 	(void)state;
 	/* lower-case charset and encoding, words between plain text */
 	assert_string_equal(p->subject.raw, "[PATCH] net: acme: r\xc3\xa9"
-			    "duire the ring \xc3\xa0 64");
+					    "duire the ring \xc3\xa0 64");
 	assert_string_equal(p->author.name, "Andr\xc3\xa9 Pirard");
 	assert_string_equal(p->author.email, "andre@example.be");
 	assert_int_equal(p->author_date, 1794576600); /* 13:30:00Z */
 	assert_int_equal(p->author_tz, -300);
 	/* the 8-bit body is ISO-8859-1 by its Content-Type */
-	assert_string_equal(p->changelog, "R\xc3\xa9" "duire la taille de "
-			    "l'anneau par d\xc3\xa9" "faut.");
+	assert_string_equal(p->changelog, "R\xc3\xa9"
+					  "duire la taille de "
+					  "l'anneau par d\xc3\xa9"
+					  "faut.");
 	assert_int_equal(p->ntrailers, 1);
 	assert_string_equal(p->trailers[0].name, "Andr\xc3\xa9 Pirard");
 	assert_acme_diff(p);
@@ -153,7 +156,8 @@ static void test_folded_subject(void **state)
 	struct patch *p = load("mail/folded-subject.eml");
 
 	(void)state;
-	assert_string_equal(p->subject.raw, "[PATCH net-next v2 2/5] net: "
+	assert_string_equal(p->subject.raw,
+			    "[PATCH net-next v2 2/5] net: "
 			    "acme: a rather long subject line that git "
 			    "format-patch had to fold across three lines");
 	assert_int_equal(p->subject.version, 2);
@@ -182,7 +186,8 @@ static void test_quoted_printable_body(void **state)
 
 	(void)state;
 	/* soft line breaks joined, =C3=A9 and =E2=80=94 decoded */
-	assert_string_equal(p->changelog, "A long changelog line that is "
+	assert_string_equal(p->changelog,
+			    "A long changelog line that is "
 			    "longer than seventy-six characters so that it "
 			    "gets a soft line break.\nThe caf\xc3\xa9 adapter "
 			    "\xe2\x80\x94 again.");
@@ -224,7 +229,7 @@ static void check_attachment(const char *rel, const char *id)
 	assert_int_equal(p->subject.version, 3);
 	/* the first text/plain part, the MIME preamble left out */
 	assert_string_equal(p->changelog, "acme_poll() may run after "
-			    "acme_close() freed the ring.");
+					  "acme_close() freed the ring.");
 	assert_int_equal(p->ntrailers, 1);
 	assert_string_equal(p->trailers[0].email, "alan@example.org");
 	assert_null(p->notes);
@@ -303,7 +308,8 @@ static void test_notes_changes_since(void **state)
 			    "notes-0@example.com\n\n"
 			    " drivers/net/ethernet/acme/acme_main.c | 2 ++\n"
 			    " 1 file changed, 2 insertions(+)");
-	assert_string_equal(p->message, "Move the allocation into a helper."
+	assert_string_equal(p->message,
+			    "Move the allocation into a helper."
 			    "\n\nReviewed-by: Grace Hopper <grace@example.org>"
 			    "\nSigned-off-by: Ada Lovelace <ada@example.com>");
 	assert_string_equal(p->changelog, "Move the allocation into a helper.");
@@ -376,12 +382,13 @@ static void test_invalid_utf8_replaced(void **state)
 
 	(void)state;
 	/* one U+FFFD per byte that starts no valid sequence */
-	assert_string_equal(p->subject.raw, "[PATCH] net: acme: caf" U_FFFD
-			    " " U_FFFD);
+	assert_string_equal(p->subject.raw,
+			    "[PATCH] net: acme: caf" U_FFFD " " U_FFFD);
 	assert_string_equal(p->author.name, "Bad " U_FFFD U_FFFD " Name");
-	assert_string_equal(p->changelog, "Invalid bytes: " U_FFFD " here, a "
-			    "lone " U_FFFD " there, an overlong " U_FFFD
-			    U_FFFD ".");
+	assert_string_equal(p->changelog,
+			    "Invalid bytes: " U_FFFD " here, a "
+			    "lone " U_FFFD " there, an overlong " U_FFFD U_FFFD
+			    ".");
 	/* the diff keeps its bytes, as git am applies them */
 	assert_int_equal(p->nfiles, 1);
 	l = &p->files[0].hunks[0].lines[1];
@@ -404,7 +411,8 @@ static void test_encoded_word_rules(void **state)
 	/* adjacent words joined; text after a word keeps its space; an
 	 * unknown charset is read as UTF-8; a word inside a token decodes */
 	assert_string_equal(p->subject.raw, "ab c caf" U_FFFD "dx");
-	assert_string_equal(p->author.name, "\xe2\x82\xac" "uro");
+	assert_string_equal(p->author.name, "\xe2\x82\xac"
+					    "uro");
 	assert_string_equal(p->author.email, "e@x.org");
 	assert_string_equal(p->message_id, "bare-id@example.org");
 	assert_int_equal(p->nreferences, 2);
@@ -467,8 +475,8 @@ static void test_broken_mime_headers(void **state)
 	/* a lone CR stays in the body (in a subject it is a space), NUL
 	 * becomes U+FFFD */
 	p = NULL;
-	assert_int_equal(patch_from_mail(&p, "Subject: a\rb\n\nx\0y\rz\n",
-					 20), 0);
+	assert_int_equal(patch_from_mail(&p, "Subject: a\rb\n\nx\0y\rz\n", 20),
+			 0);
 	assert_string_equal(p->subject.raw, "a b");
 	assert_string_equal(p->message, "x" U_FFFD "y\rz");
 	patch_free(p);
@@ -481,11 +489,14 @@ static char *nested(int n)
 	int i;
 
 	assert_int_equal(buf_addstr(&b, "From: a@b\nSubject: x\nContent-Type:"
-				    " multipart/mixed; boundary=b0z\n\n"), 0);
+					" multipart/mixed; boundary=b0z\n\n"),
+			 0);
 	for (i = 1; i < n; i++)
-		assert_int_equal(buf_addf(&b, "--b%dz\nContent-Type: "
+		assert_int_equal(buf_addf(&b,
+					  "--b%dz\nContent-Type: "
 					  "multipart/mixed; boundary=b%dz\n\n",
-					  i - 1, i), 0);
+					  i - 1, i),
+				 0);
 	assert_int_equal(buf_addf(&b, "--b%dz\n\nhello\n", n - 1), 0);
 	for (i = n - 1; i >= 0; i--)
 		assert_int_equal(buf_addf(&b, "--b%dz--\n", i), 0);
@@ -520,14 +531,15 @@ static void test_deep_mime_nesting(void **state)
 		struct buf b = BUF_INIT;
 		int i;
 
-		assert_int_equal(buf_addstr(&b, "From: a@b\nSubject: x\n"
+		assert_int_equal(buf_addstr(&b,
+					    "From: a@b\nSubject: x\n"
 					    "Content-Type: multipart/mixed; "
-					    "boundary=b\n\n"), 0);
+					    "boundary=b\n\n"),
+				 0);
 		for (i = 0; i <= (int)PT_MAX_MIME_PARTS; i++)
 			assert_int_equal(buf_addstr(&b, "--b\n\nx\n"), 0);
 		assert_int_equal(buf_addstr(&b, "--b--\n"), 0);
-		assert_int_equal(patch_from_mail(&p, b.ptr, b.len),
-				 PT_ETOOBIG);
+		assert_int_equal(patch_from_mail(&p, b.ptr, b.len), PT_ETOOBIG);
 		assert_non_null(strstr(pt_error_last(), "MIME parts"));
 		buf_free(&b);
 	}
@@ -625,7 +637,8 @@ static void test_limits(void **state)
 	assert_non_null(strstr(pt_error_last(), "'Subject'"));
 	/* short base64 lines that decode to one line over the limit */
 	buf_reset(&b);
-	assert_int_equal(buf_addstr(&b, "From: a@b\nSubject: x\n"
+	assert_int_equal(buf_addstr(&b,
+				    "From: a@b\nSubject: x\n"
 				    "Content-Transfer-Encoding: base64\n\n"),
 			 0);
 	for (i = 0; i < (PT_MAX_LINE_LEN / 57) + 2; i++) {
@@ -663,7 +676,8 @@ static void test_sample_series(void **state)
 
 	(void)state;
 	assert_int_equal(pt_read_file(&b, data_path("sample-series.mbox"),
-				      PT_MAX_MAIL_SIZE), 0);
+				      PT_MAX_MAIL_SIZE),
+			 0);
 	assert_int_equal(mbox_foreach(b.ptr, b.len, collect, &s), 0);
 	assert_int_equal(s.n, 4);
 	assert_true(s.p[0]->subject.is_cover);
@@ -681,7 +695,8 @@ static void test_sample_series(void **state)
 		assert_int_equal(s.p[i]->author_date, 1793606400 + i);
 		assert_non_null(strstr(s.p[i]->notes, "changed"));
 	}
-	assert_string_equal(s.p[1]->subject.clean, "net: acme: fix NULL "
+	assert_string_equal(s.p[1]->subject.clean,
+			    "net: acme: fix NULL "
 			    "dereference in acme_rx_poll()");
 	assert_true(patch_is_tagged_fix(s.p[1]));
 	assert_int_equal(s.p[1]->ntrailers, 5);

@@ -110,8 +110,7 @@ static void test_sections(void **state)
 	assert_int_equal(m->s[ice].is_reviewer[1], 1);
 	assert_int_equal(m->s[ice].is_reviewer[0], 0);
 	assert_false(maint_has_person(m, ice, "jane@example.org"));
-	assert_string_equal(m->s[find(m, "TEGRA")].keywords[0],
-			    "nvidia,tegra");
+	assert_string_equal(m->s[find(m, "TEGRA")].keywords[0], "nvidia,tegra");
 	maint_free(m);
 	maint_free(NULL);
 }
@@ -149,8 +148,8 @@ static void test_pattern_rules(void **state)
 	assert_true(maint_pattern_match("drivers/net/a/b.c", "drivers/net/"));
 	assert_false(maint_pattern_match("drivers/netx/a.c", "drivers/net/"));
 	assert_true(maint_pattern_match("drivers/net/x.c", "drivers/net/*.c"));
-	assert_false(maint_pattern_match("drivers/net/a/x.c",
-					 "drivers/net/*.c"));
+	assert_false(
+		maint_pattern_match("drivers/net/a/x.c", "drivers/net/*.c"));
 	assert_true(maint_pattern_match("lib/a.c", "lib/?.c"));
 	assert_false(maint_pattern_match("lib/ab.c", "lib/?.c"));
 	assert_true(maint_pattern_match("Makefile", "*"));
@@ -179,38 +178,37 @@ static void test_isdir(void **state)
 	maint_free(m);
 }
 
-static const char dpdk[] =
-	"DPDK Maintainers\n"
-	"================\n"
-	"\n"
-	"Descriptions of section entries:\n"
-	"\n"
-	"\tM: Maintainer's Full Name <address@domain>\n"
-	"\tT: Git tree location.\n"
-	"\n"
-	"General Project Administration\n"
-	"------------------------------\n"
-	"\n"
-	"Main Branch\n"
-	"M: Thomas Monjalon <thomas@monjalon.net>\n"
-	"T: git://dpdk.org/dpdk\n"
-	"\n"
-	"Networking Drivers\n"
-	"------------------\n"
-	"M: Ferruh Yigit <ferruh@example.org>\n"
-	"T: git://dpdk.org/next/dpdk-next-net\n"
-	"\n"
-	"Intel ice\n"
-	"M: Bruce Richardson <bruce@example.org>\n"
-	"T: git://dpdk.org/next/dpdk-next-net-intel\n"
-	"F: drivers/net/intel/ice/\n"
-	"F: doc/guides/nics/ice.rst\n"
-	"F: doc/guides/nics/features/ice.ini\n"
-	"\n"
-	"EAL API and common code\n"
-	"F: lib/eal/common/\n"
-	"F: lib/eal/unix/\n"
-	"F: app/test/test_eal*\n";
+static const char dpdk[] = "DPDK Maintainers\n"
+			   "================\n"
+			   "\n"
+			   "Descriptions of section entries:\n"
+			   "\n"
+			   "\tM: Maintainer's Full Name <address@domain>\n"
+			   "\tT: Git tree location.\n"
+			   "\n"
+			   "General Project Administration\n"
+			   "------------------------------\n"
+			   "\n"
+			   "Main Branch\n"
+			   "M: Thomas Monjalon <thomas@monjalon.net>\n"
+			   "T: git://dpdk.org/dpdk\n"
+			   "\n"
+			   "Networking Drivers\n"
+			   "------------------\n"
+			   "M: Ferruh Yigit <ferruh@example.org>\n"
+			   "T: git://dpdk.org/next/dpdk-next-net\n"
+			   "\n"
+			   "Intel ice\n"
+			   "M: Bruce Richardson <bruce@example.org>\n"
+			   "T: git://dpdk.org/next/dpdk-next-net-intel\n"
+			   "F: drivers/net/intel/ice/\n"
+			   "F: doc/guides/nics/ice.rst\n"
+			   "F: doc/guides/nics/features/ice.ini\n"
+			   "\n"
+			   "EAL API and common code\n"
+			   "F: lib/eal/common/\n"
+			   "F: lib/eal/unix/\n"
+			   "F: app/test/test_eal*\n";
 
 static void test_dpdk(void **state)
 {
@@ -224,8 +222,7 @@ static void test_dpdk(void **state)
 				     "thomas@monjalon.net"));
 	expect(m, "drivers/net/intel/ice/ice_ethdev.c", "Intel ice");
 	expect(m, "doc/guides/nics/ice.rst", "Intel ice");
-	expect(m, "lib/eal/common/eal_common_log.c",
-	       "EAL API and common code");
+	expect(m, "lib/eal/common/eal_common_log.c", "EAL API and common code");
 	expect(m, "app/test/test_eal_flags.c", "EAL API and common code");
 	expect(m, "app/test/test_mbuf.c", "");
 	maint_free(m);

@@ -19,8 +19,8 @@
 struct seen {
 	char *msg[MAXMSG];
 	size_t n;
-	size_t stop_after;  /* 0: never */
-	int ret;            /* returned when stopping */
+	size_t stop_after; /* 0: never */
+	int ret;	   /* returned when stopping */
 };
 
 static int collect(const char *msg, size_t len, size_t index, void *ctx)
@@ -178,8 +178,7 @@ static void test_empty_messages(void **state)
 	/* a separator right after a separator is a line of the message */
 	assert_int_equal(mbox_foreach(m, sizeof(m) - 1, collect, &s), 0);
 	assert_int_equal(s.n, 2);
-	assert_string_equal(s.msg[0],
-			    "From a@b Tue Nov 10 15:00:00 2026\n");
+	assert_string_equal(s.msg[0], "From a@b Tue Nov 10 15:00:00 2026\n");
 	assert_string_equal(s.msg[1], "");
 	seen_free(&s);
 }

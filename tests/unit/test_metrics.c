@@ -51,8 +51,7 @@ static void test_precision_at_k(void **state)
 
 	(void)state;
 	assert_true(fabs(metrics_precision_at_k(s4, y4, 4, 2) - 0.5) < EPS);
-	assert_true(fabs(metrics_precision_at_k(s4, y4, 4, 3) - 2.0 / 3) <
-		    EPS);
+	assert_true(fabs(metrics_precision_at_k(s4, y4, 4, 3) - 2.0 / 3) < EPS);
 	assert_true(fabs(metrics_precision_at_k(s4, y4, 4, 9) - 0.5) < EPS);
 	/* each day's top item is a positive */
 	assert_true(fabs(metrics_precision_at_k_grouped(s4, y4, g, 4, 1) -
@@ -68,10 +67,10 @@ static void test_effort(void **state)
 
 	(void)state;
 	/* 20% of 100 lines: items 0 and 1, one of two positives */
-	assert_true(fabs(metrics_recall_at_effort(s4, ye, eff, 4, 0.2) -
-			 0.5) < EPS);
-	assert_true(fabs(metrics_recall_at_effort(s4, ye, eff, 4, 0.3) -
-			 1.0) < EPS);
+	assert_true(fabs(metrics_recall_at_effort(s4, ye, eff, 4, 0.2) - 0.5) <
+		    EPS);
+	assert_true(fabs(metrics_recall_at_effort(s4, ye, eff, 4, 0.3) - 1.0) <
+		    EPS);
 	/*
 	 * model curve (.1,0) (.2,.5) (.3,1) (1,1): area 0.8; optimal
 	 * (.1,.5) (.2,1) ... : 0.9; worst (.7,0) (.8,0) (.9,.5) (1,1): 0.1;
@@ -144,7 +143,8 @@ static void test_bootstrap(void **state)
 	for (i = 0; i < 100; i++)
 		v[i] = 3;
 	assert_int_equal(metrics_bootstrap(&lo, &hi, mean_stat, v, 100, 200,
-					   0.05, 1), 0);
+					   0.05, 1),
+			 0);
 	assert_true(lo == 3 && hi == 3);
 	for (i = 0; i < 100; i++)
 		v[i] = i;
@@ -181,10 +181,12 @@ static void test_auc_se(void **state)
 	assert_true(se == 0);
 	/* the same scores: every resample's difference is 0 or NAN */
 	assert_int_equal(metrics_auc_interval(&lo, &hi, s4, s4, y4, 4, 100,
-					      0.05, 3), 0);
+					      0.05, 3),
+			 0);
 	assert_true(lo == 0 && hi == 0);
 	assert_int_equal(metrics_auc_interval(&lo, &hi, s4, NULL, y4, 4, 100,
-					      0.05, 3), 0);
+					      0.05, 3),
+			 0);
 	assert_true(lo >= 0 && lo <= 0.75 && hi >= 0.75 && hi <= 1);
 	metrics_auc_interval(&lo2, &hi2, s4, NULL, y4, 4, 100, 0.05, 3);
 	assert_true(lo == lo2 && hi == hi2);

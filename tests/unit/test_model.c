@@ -28,8 +28,10 @@ static const char *const names[] = { "signal", "noise", "missing" };
 
 static double gauss(uint64_t *st)
 {
-	double u = ((double)(metrics_rand(st) >> 11) + 0.5) / 9007199254740992.0;
-	double v = ((double)(metrics_rand(st) >> 11) + 0.5) / 9007199254740992.0;
+	double u =
+		((double)(metrics_rand(st) >> 11) + 0.5) / 9007199254740992.0;
+	double v =
+		((double)(metrics_rand(st) >> 11) + 0.5) / 9007199254740992.0;
 
 	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
@@ -69,8 +71,8 @@ static struct model_data *make_data(size_t n, uint64_t seed, int shuffle)
 			sp[nsp[i]++] = (struct model_sparse){ 7, 1.0f };
 		for (j = 0; j < 4; j++)
 			sp[nsp[i]++] = (struct model_sparse){
-				(uint32_t)(100 + metrics_rand(&st) % 1000),
-				0.5f };
+				(uint32_t)(100 + metrics_rand(&st) % 1000), 0.5f
+			};
 	}
 	if (shuffle)
 		for (i = n - 1; i > 0; i--) {
@@ -186,7 +188,8 @@ static void test_calibration(void **state)
 
 		assert_int_equal(model_data_add(d, t, &sp, 1,
 						unif(&st) < 0.1 + 0.6 * t[0],
-						(int64_t)i, 1), 0);
+						(int64_t)i, 1),
+				 0);
 	}
 	for (c = MODEL_CALIB_PLATT; c <= MODEL_CALIB_ISOTONIC; c++) {
 		params(&p, MODEL_KIND_FULL);
@@ -200,7 +203,8 @@ static void test_calibration(void **state)
 				 0);
 		err = 0;
 		for (i = 0; i < n - 8000; i++)
-			err += fabs(pr[i] - (0.1 + 0.6 * d->tab[(8000 + i) * 3]));
+			err += fabs(pr[i] -
+				    (0.1 + 0.6 * d->tab[(8000 + i) * 3]));
 		err /= (double)(n - 8000);
 		ece = metrics_ece(pr, d->y + 8000, n - 8000, 10);
 		assert_true(err < 0.06);
@@ -245,10 +249,14 @@ static void test_deterministic_save_load(void **state)
 	assert_string_equal(model_version(m1), model_version(m2));
 	/* a note about the data travels with the model */
 	assert_null(model_note(m1, "label_regime"));
-	assert_int_equal(model_set_note(m1, "label_regime", "rows before "
-					"2017-07-01 left out"), 0);
-	assert_int_equal(model_set_note(m2, "label_regime", "rows before "
-					"2017-07-01 left out"), 0);
+	assert_int_equal(model_set_note(m1, "label_regime",
+					"rows before "
+					"2017-07-01 left out"),
+			 0);
+	assert_int_equal(model_set_note(m2, "label_regime",
+					"rows before "
+					"2017-07-01 left out"),
+			 0);
 	assert_int_equal(model_save(m1, a), 0);
 	assert_int_equal(model_save(m2, b), 0);
 	/* saving again replaces the directory */
@@ -273,10 +281,12 @@ static void test_deterministic_save_load(void **state)
 
 		assert_int_equal(model_predict(&p1, m1, d->tab + i * 3,
 					       d->sp + s,
-					       d->sp_start[i + 1] - s), 0);
+					       d->sp_start[i + 1] - s),
+				 0);
 		assert_int_equal(model_predict(&p3, m3, d->tab + i * 3,
 					       d->sp + s,
-					       d->sp_start[i + 1] - s), 0);
+					       d->sp_start[i + 1] - s),
+				 0);
 		assert_true(fabs(p1 - p3) < 1e-6);
 	}
 	/* a different seed of the data is a different version */
@@ -342,8 +352,7 @@ static void test_explain(void **state)
 		assert_int_equal(model_data_new(&e, names, 3), 0);
 		for (i = 0; i < 100; i++)
 			model_data_add(e, t, NULL, 0, i < 10, (int64_t)i, 1);
-		assert_int_equal(model_train(&bad, e, idx, 100, &p),
-				 PT_EINVAL);
+		assert_int_equal(model_train(&bad, e, idx, 100, &p), PT_EINVAL);
 		assert_null(bad);
 		model_data_free(e);
 	}
@@ -378,7 +387,8 @@ static struct model_data *make_size_data(size_t n, uint64_t seed)
 		z = 2.0 * (s - 4.5) - 1.5;
 		for (j = 0; j < 3; j++)
 			sp[j] = (struct model_sparse){
-				(uint32_t)(metrics_rand(&st) % 500), 1.0f };
+				(uint32_t)(metrics_rand(&st) % 500), 1.0f
+			};
 		assert_int_equal(model_data_add(d, t, sp, 3,
 						unif(&st) < 1 / (1 + exp(-z)),
 						(int64_t)i, t[0] + t[1] + 1),
@@ -421,8 +431,9 @@ static void platt_of(double *a, double *b, const char *dir)
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	j = json_load_file(path, 0, &err);
 	assert_non_null(j);
-	assert_int_equal(json_unpack(j, "{s:{s:F, s:F}}", "platt", "a", a,
-				     "b", b), 0);
+	assert_int_equal(json_unpack(j, "{s:{s:F, s:F}}", "platt", "a", a, "b",
+				     b),
+			 0);
 	json_decref(j);
 }
 
@@ -491,7 +502,8 @@ static void test_offset(void **state)
 		nsp = d->sp_start[i + 1] - s;
 		f = explain_sum(size, d->tab + i * 3, d->sp + s, nsp, &added);
 		assert_int_equal(model_predict(&p1, size, d->tab + i * 3,
-					       d->sp + s, nsp), 0);
+					       d->sp + s, nsp),
+				 0);
 		assert_true(fabs(p1 - 1 / (1 + exp(pa * f + pb))) < 1e-6);
 	}
 	/* a big commit that only adds: lines added carry its risk */
@@ -506,9 +518,11 @@ static void test_offset(void **state)
 		s = d->sp_start[i];
 		nsp = d->sp_start[i + 1] - s;
 		assert_int_equal(model_predict(&p1, size, d->tab + i * 3,
-					       d->sp + s, nsp), 0);
+					       d->sp + s, nsp),
+				 0);
 		assert_int_equal(model_predict(&p2, back, d->tab + i * 3,
-					       d->sp + s, nsp), 0);
+					       d->sp + s, nsp),
+				 0);
 		assert_true(p1 == p2);
 	}
 	model_free(back);
@@ -577,8 +591,11 @@ static void test_manifest_without_offset(void **state)
 	model_free(back);
 	/* an offset that does not fit the columns is refused */
 	assert_int_equal(json_object_set_new(j, "offset",
-			 json_pack("{s:s, s:[f], s:f, s:f}", "kind", "tabular",
-				   "w", 1.0, "mean", 0.0, "sd", 1.0)), 0);
+					     json_pack("{s:s, s:[f], s:f, s:f}",
+						       "kind", "tabular", "w",
+						       1.0, "mean", 0.0, "sd",
+						       1.0)),
+			 0);
 	assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
 	assert_int_equal(model_load(&back, a), PT_EINVAL);
 	assert_null(back);

@@ -55,8 +55,9 @@ static void test_forms(void **state)
 	struct vals v;
 
 	(void)state;
-	assert_int_equal(parse(&v, "--json", "--repo", "r", "--n=7",
-			       "--p", "0.25", "-q", NULL), 0);
+	assert_int_equal(parse(&v, "--json", "--repo", "r", "--n=7", "--p",
+			       "0.25", "-q", NULL),
+			 0);
 	assert_int_equal(v.json, 1);
 	assert_int_equal(v.quiet, 1);
 	assert_string_equal(v.repo, "r");

@@ -15,14 +15,13 @@
 
 #include "scoring/patch/patch.h"
 
-static const char msg[] =
-	"The xmit path leaked an skb on error.\n"
-	"\n"
-	"Fixes: 0123456789ab (\"net: foo: add xmit path\")\n"
-	"Cc: stable@vger.kernel.org # 5.10+\n"
-	"Reviewed-by: Rev <rev@example.org>\n"
-	"Reviewed-by: Two <two@example.org>\n"
-	"Signed-off-by: Jane Doe <jane@example.org>\n";
+static const char msg[] = "The xmit path leaked an skb on error.\n"
+			  "\n"
+			  "Fixes: 0123456789ab (\"net: foo: add xmit path\")\n"
+			  "Cc: stable@vger.kernel.org # 5.10+\n"
+			  "Reviewed-by: Rev <rev@example.org>\n"
+			  "Reviewed-by: Two <two@example.org>\n"
+			  "Signed-off-by: Jane Doe <jane@example.org>\n";
 
 static const char diff[] =
 	"diff --git a/drivers/net/foo.c b/drivers/net/foo.c\n"
@@ -88,8 +87,7 @@ static void test_message_and_diff(void **state)
 	assert_int_equal(p->removed, 1);
 	/* lines point into the patch's own copy of the diff */
 	assert_true(p->files[0].hunks[0].lines[0].text >= p->diff &&
-		    p->files[0].hunks[0].lines[0].text < p->diff +
-		    p->diff_len);
+		    p->files[0].hunks[0].lines[0].text < p->diff + p->diff_len);
 	/* setting again replaces, without leaks */
 	assert_int_equal(patch_set_message(p, "No trailers.\n", 13), 0);
 	assert_int_equal(p->ntrailers, 0);
@@ -163,26 +161,25 @@ static void test_json(void **state)
 	assert_string_equal(jget_str(j, "source"), "mail");
 	assert_string_equal(jget_str(j, "message_id"), "1@example.org");
 	assert_string_equal(jget_str(j, "in_reply_to"), "0@example.org");
-	assert_int_equal(json_array_size(json_object_get(j, "references")),
-			 2);
+	assert_int_equal(json_array_size(json_object_get(j, "references")), 2);
 	assert_string_equal(jget_str(j, "list_id"), "netdev.vger.kernel.org");
 	assert_int_equal(strlen(jget_str(j, "commit")), 40);
 	assert_int_equal(strlen(jget_str(j, "parent")), 40);
 	assert_string_equal(jget_str(json_object_get(j, "author"), "email"),
 			    "jane@example.org");
-	assert_string_equal(jget_str(json_object_get(j, "committer"),
-				     "name"), "Maint");
-	assert_string_equal(jget_str(j, "author_date"),
-			    "2026-11-10T15:00:00Z");
-	assert_string_equal(jget_str(j, "commit_date"),
-			    "2026-11-10T16:00:00Z");
+	assert_string_equal(jget_str(json_object_get(j, "committer"), "name"),
+			    "Maint");
+	assert_string_equal(jget_str(j, "author_date"), "2026-11-10T15:00:00Z");
+	assert_string_equal(jget_str(j, "commit_date"), "2026-11-10T16:00:00Z");
 	s = json_object_get(j, "subject");
 	assert_string_equal(jget_str(s, "clean"), "net: foo: fix leak");
 	assert_int_equal(json_integer_value(json_object_get(s, "version")), 2);
 	assert_int_equal(json_integer_value(json_object_get(s, "number")), 1);
 	assert_int_equal(json_integer_value(json_object_get(s, "total")), 3);
-	assert_string_equal(json_string_value(json_array_get(
-		json_object_get(s, "tags"), 0)), "net");
+	assert_string_equal(json_string_value(
+				    json_array_get(json_object_get(s, "tags"),
+						   0)),
+			    "net");
 	assert_true(json_is_false(json_object_get(s, "is_rfc")));
 	assert_string_equal(jget_str(j, "changelog"),
 			    "The xmit path leaked an skb on error.");
@@ -192,29 +189,30 @@ static void test_json(void **state)
 	assert_string_equal(jget_str(json_array_get(t, 0), "kind"), "fixes");
 	assert_string_equal(jget_str(json_array_get(t, 0), "fixes_sha"),
 			    "0123456789ab");
-	assert_true(json_is_null(json_object_get(json_array_get(t, 0),
-						 "email")));
-	assert_true(json_is_true(json_object_get(json_array_get(t, 1),
-						 "is_stable")));
-	assert_string_equal(jget_str(json_array_get(t, 1), "comment"),
-			    "5.10+");
+	assert_true(
+		json_is_null(json_object_get(json_array_get(t, 0), "email")));
+	assert_true(json_is_true(
+		json_object_get(json_array_get(t, 1), "is_stable")));
+	assert_string_equal(jget_str(json_array_get(t, 1), "comment"), "5.10+");
 	assert_string_equal(jget_str(json_array_get(t, 4), "kind"),
 			    "signed-off-by");
 	f = json_object_get(j, "files");
 	assert_int_equal(json_array_size(f), 2);
 	assert_string_equal(jget_str(json_array_get(f, 0), "status"),
 			    "modified");
-	assert_int_equal(json_integer_value(json_object_get(
-		json_array_get(f, 0), "hunks")), 1);
-	assert_int_equal(json_integer_value(json_object_get(
-		json_array_get(f, 0), "old_mode")), 0100644);
-	assert_true(json_is_null(json_object_get(json_array_get(f, 1),
-						 "old_path")));
-	assert_string_equal(jget_str(json_array_get(f, 1), "status"),
-			    "added");
-	assert_int_equal(json_integer_value(json_object_get(j, "added")), 3);
-	assert_int_equal(json_integer_value(json_object_get(j, "removed")),
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_array_get(f, 0),
+						 "hunks")),
 			 1);
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_array_get(f, 0),
+						 "old_mode")),
+			 0100644);
+	assert_true(json_is_null(
+		json_object_get(json_array_get(f, 1), "old_path")));
+	assert_string_equal(jget_str(json_array_get(f, 1), "status"), "added");
+	assert_int_equal(json_integer_value(json_object_get(j, "added")), 3);
+	assert_int_equal(json_integer_value(json_object_get(j, "removed")), 1);
 	json_decref(j);
 	patch_free(p);
 }

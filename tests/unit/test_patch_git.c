@@ -22,8 +22,7 @@
 static char tmpdir[] = "/tmp/pt-mime-git-XXXXXX";
 static char repodir[300];
 
-__attribute__((format(printf, 1, 2)))
-static int run(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
 {
 	char cmd[4096];
 	va_list ap;
@@ -97,7 +96,8 @@ static int setup(void **state)
 	write_file("logo.png", bin1, sizeof(bin1) - 1);
 	assert_int_equal(run("git add . && GIT_AUTHOR_DATE='2026-10-01T10:00:00"
 			     "+0200' GIT_COMMITTER_DATE='2026-10-01T11:00:00"
-			     "+0200' git commit -q -m 'acme: add driver'"), 0);
+			     "+0200' git commit -q -m 'acme: add driver'"),
+			 0);
 
 	/* the commit under test: edit, rename + edit, mode, binary */
 	write_lines("src/acme.c", "int acme", 18);
@@ -106,15 +106,17 @@ static int setup(void **state)
 			     "rm src/acme.c.tmp && "
 			     "git mv docs/old-name.txt docs/new-name.txt && "
 			     "echo 'One more line.' >> docs/new-name.txt && "
-			     "chmod +x acme.sh"), 0);
+			     "chmod +x acme.sh"),
+			 0);
 	write_file("logo.png", bin2, sizeof(bin2) - 1);
 	write_file("msg.txt", msg2, sizeof(msg2) - 1);
-	assert_int_equal(run("git add -A . ':!msg.txt' && "
-			     "GIT_AUTHOR_DATE='2026-11-02T09:00:01+0100' "
-			     "GIT_COMMITTER_DATE='2026-11-03T18:30:00-0800' "
-			     "git commit -q -F msg.txt && "
-			     "git format-patch -q -1 --stdout HEAD > ../0001.mbox"),
-			 0);
+	assert_int_equal(
+		run("git add -A . ':!msg.txt' && "
+		    "GIT_AUTHOR_DATE='2026-11-02T09:00:01+0100' "
+		    "GIT_COMMITTER_DATE='2026-11-03T18:30:00-0800' "
+		    "git commit -q -F msg.txt && "
+		    "git format-patch -q -1 --stdout HEAD > ../0001.mbox"),
+		0);
 	git_libgit2_init();
 	return 0;
 }
@@ -163,8 +165,7 @@ static const struct patch_file *file_named(const struct patch *p,
 	size_t i;
 
 	for (i = 0; i < p->nfiles; i++)
-		if (p->files[i].new_path &&
-		    !strcmp(p->files[i].new_path, path))
+		if (p->files[i].new_path && !strcmp(p->files[i].new_path, path))
 			return &p->files[i];
 	fail_msg("no file '%s'", path);
 	return NULL;
@@ -295,7 +296,8 @@ static void test_two_paths_agree(void **state)
 	(void)state;
 	assert_int_equal(m->source, PATCH_FROM_MAIL);
 	assert_null(m->message_id); /* format-patch without --thread */
-	assert_string_equal(m->subject.raw, "[PATCH] acme: fix the ring "
+	assert_string_equal(m->subject.raw,
+			    "[PATCH] acme: fix the ring "
 			    "accounting after a rename of the documentation "
 			    "and a mode change");
 	assert_string_equal(m->subject.clean, c->subject.raw);
@@ -310,8 +312,7 @@ static void test_two_paths_agree(void **state)
 	for (i = 0; i < m->ntrailers; i++) {
 		assert_int_equal(m->trailers[i].kind, c->trailers[i].kind);
 		assert_string_equal(m->trailers[i].key, c->trailers[i].key);
-		assert_string_equal(m->trailers[i].value,
-				    c->trailers[i].value);
+		assert_string_equal(m->trailers[i].value, c->trailers[i].value);
 	}
 	/* the mail has format-patch's diffstat as notes */
 	assert_non_null(m->notes);
@@ -325,7 +326,8 @@ static void test_two_paths_agree(void **state)
 
 static void test_latin1_commit(void **state)
 {
-	static const char msg[] = "acme: r\xe9" "duire the ring\n\n"
+	static const char msg[] = "acme: r\xe9"
+				  "duire the ring\n\n"
 				  "Caf\xe9 adapters need it.\n\n"
 				  "Signed-off-by: Andr\xe9 Pirard "
 				  "<andre@example.be>\n";
@@ -337,10 +339,12 @@ static void test_latin1_commit(void **state)
 			     "GIT_AUTHOR_NAME=\"$(printf 'Andr\\351 Pirard')\" "
 			     "git -c i18n.commitEncoding=ISO-8859-1 commit -q "
 			     "-F msg.txt && git format-patch -q -1 --stdout "
-			     "HEAD > ../0002.mbox"), 0);
+			     "HEAD > ../0002.mbox"),
+			 0);
 	c = commit_patch("HEAD");
 	m = mail_patch("0002.mbox");
-	assert_string_equal(c->subject.raw, "acme: r\xc3\xa9" "duire the ring");
+	assert_string_equal(c->subject.raw, "acme: r\xc3\xa9"
+					    "duire the ring");
 	assert_string_equal(c->author.name, "Andr\xc3\xa9 Pirard");
 	assert_string_equal(c->changelog, "Caf\xc3\xa9 adapters need it.");
 	assert_string_equal(m->subject.clean, c->subject.raw);

@@ -55,13 +55,18 @@ static void test_version_and_paging(void **state)
 	assert_string_equal(v, "1.3");
 	before = pwsim_count(&sim, "GET", "/api/1.3/events/");
 	assert_int_equal(pw_get_list(pw, "events/?project=test&order=date",
-				     &list), 0);
+				     &list),
+			 0);
 	/* 14 events in pages of 3: five pages, all followed */
 	assert_int_equal(json_array_size(list), 14);
-	assert_int_equal(json_integer_value(json_object_get(
-				 json_array_get(list, 0), "id")), 1);
-	assert_int_equal(json_integer_value(json_object_get(
-				 json_array_get(list, 13), "id")), 14);
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_array_get(list, 0),
+						 "id")),
+			 1);
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_array_get(list, 13),
+						 "id")),
+			 14);
 	assert_int_equal(pwsim_count(&sim, "GET", "/api/1.3/events/") - before,
 			 5);
 	assert_int_equal(pwsim_count(&sim, "GET", "page=5"), 1);
@@ -172,8 +177,7 @@ static void test_events_resume(void **state)
 	s.fail_on = 6;
 	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
-	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
-					&n),
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s, &n),
 			 PT_EIO);
 	assert_int_equal(n, 5);
 	assert_int_equal(s.n, 5);
@@ -184,13 +188,14 @@ static void test_events_resume(void **state)
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
-	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
-					&n), 0);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s, &n),
+			 0);
 	assert_int_equal(n, 9);
 	for (i = 0; i < s.n; i++)
 		assert_int_equal(s.ids[i], 6 + i);
 	assert_int_equal(pw_events_position(pw, db, "test", &last_id,
-					    &last_date), 0);
+					    &last_date),
+			 0);
 	assert_int_equal(last_id, 14);
 	free(last_date);
 	pw_free(pw);
@@ -207,8 +212,9 @@ static void test_events_resume(void **state)
 		o.api_version = "1.0";
 		assert_int_equal(pw_new(&old, &o), 0);
 		assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
-		assert_int_equal(pw_events_poll(old, db, "test", NULL,
-						on_event, &s, &n), PT_EINVAL);
+		assert_int_equal(pw_events_poll(old, db, "test", NULL, on_event,
+						&s, &n),
+				 PT_EINVAL);
 		assert_non_null(strstr(pt_error_last(), "1.1 or newer"));
 		db_close(db);
 		pw_free(old);
@@ -218,8 +224,8 @@ static void test_events_resume(void **state)
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
-	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
-					&n), 0);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s, &n),
+			 0);
 	assert_int_equal(n, 0);
 
 	/*
@@ -228,10 +234,11 @@ static void test_events_resume(void **state)
 	 * back and must be skipped by id.
 	 */
 	assert_int_equal(pwsim_control(&sim, "{\"freeze_clock\": "
-					     "\"2030-01-01T00:00:00\"}"), 0);
+					     "\"2030-01-01T00:00:00\"}"),
+			 0);
 	assert_int_equal(pwsim_import(&sim, "pw/extra/07-ack.eml"), 0);
-	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
-					&n), 0);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s, &n),
+			 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(s.ids[0], 15);
 	pw_free(pw);
@@ -239,13 +246,14 @@ static void test_events_resume(void **state)
 	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
 	pw = client(TOKEN, 4);
 	assert_int_equal(pwsim_import(&sim, "pw/extra/08-tested.eml"), 0);
-	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s,
-					&n), 0);
+	assert_int_equal(pw_events_poll(pw, db, "test", NULL, on_event, &s, &n),
+			 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.ids[1], 16);
 	assert_int_equal(pwsim_count(&sim, "GET",
-				     "since=2030-01-01T00%3A00%3A00"), 1);
+				     "since=2030-01-01T00%3A00%3A00"),
+			 1);
 	assert_int_equal(pwsim_control(&sim, "{\"freeze_clock\": null}"), 0);
 	pw_free(pw);
 	db_close(db);
@@ -269,18 +277,16 @@ static void test_series(void **state)
 	assert_int_equal(pw_series_fetch(pw, 1, &s), 0);
 	assert_int_equal(s->npatches, 3);
 	assert_non_null(s->cover);
-	assert_string_equal(json_string_value(json_object_get(s->json,
-							      "name")),
+	assert_string_equal(json_string_value(json_object_get(s->json, "name")),
 			    "widget: add frobnication");
 	/* the Acked-by reply test_events_resume imported */
 	assert_int_equal(json_array_size(s->cover_comments), 1);
 	assert_int_equal(s->patches[0].id, 1);
 	assert_int_equal(s->patches[2].id, 3);
-	assert_string_equal(json_string_value(json_object_get(
-				    s->patches[1].json, "name")),
-			    "[2/3] widget: frobnicate on open");
-	assert_int_equal(strncmp(s->patches[0].mbox, "From patchwork ", 15),
-			 0);
+	assert_string_equal(
+		json_string_value(json_object_get(s->patches[1].json, "name")),
+		"[2/3] widget: frobnicate on open");
+	assert_int_equal(strncmp(s->patches[0].mbox, "From patchwork ", 15), 0);
 	assert_non_null(strstr(s->patches[2].mbox, "+int frob_3;"));
 	/* and parsed into struct patch */
 	assert_non_null(s->patches[1].parsed);
@@ -343,10 +349,10 @@ static void test_series_mails(void **state)
 	series = pwsim_count(&sim, "GET", "/api/1.3/series/1/");
 	assert_int_equal(pw_series_fetch_mails(pw, 1, &s), 0);
 	assert_int_equal(pwsim_count(&sim, "GET", NULL) - all, 2);
-	assert_int_equal(pwsim_count(&sim, "GET", "/series/1/mbox/") - mbox,
-			 1);
+	assert_int_equal(pwsim_count(&sim, "GET", "/series/1/mbox/") - mbox, 1);
 	assert_int_equal(pwsim_count(&sim, "GET", "/api/1.3/series/1/") -
-				 series, 1);
+				 series,
+			 1);
 	assert_int_equal(s->npatches, full->npatches);
 	for (i = 0; i < s->npatches; i++) {
 		assert_int_equal(s->patches[i].id, full->patches[i].id);
@@ -355,10 +361,9 @@ static void test_series_mails(void **state)
 		same_patch(s->patches[i].parsed, full->patches[i].parsed);
 	}
 	/* the cover letter as the series lists it */
-	assert_string_equal(json_string_value(json_object_get(s->cover,
-							      "msgid")),
-			    json_string_value(json_object_get(full->cover,
-							      "msgid")));
+	assert_string_equal(
+		json_string_value(json_object_get(s->cover, "msgid")),
+		json_string_value(json_object_get(full->cover, "msgid")));
 	pw_series_free(s);
 	pw_series_free(full);
 
@@ -368,7 +373,8 @@ static void test_series_mails(void **state)
 	assert_int_equal(s->patches[0].id, 4);
 	assert_null(s->cover);
 	assert_int_equal(patch_count_trailers(s->patches[0].parsed,
-					      TRAILER_REVIEWED), 1);
+					      TRAILER_REVIEWED),
+			 1);
 	pw_series_free(s);
 
 	/* a patch the series mbox lacks is read from its own mbox */
@@ -404,8 +410,8 @@ static void test_json_to_structs(void **state)
 
 	(void)state;
 	j = json_loads("{\"cover_letter\": {\"id\": 7}, \"patches\": "
-		       "[{\"id\": 8}, {\"id\": 9, \"name\": \"x\"}]}", 0,
-		       NULL);
+		       "[{\"id\": 8}, {\"id\": 9, \"name\": \"x\"}]}",
+		       0, NULL);
 	assert_int_equal(pw_series_ids(&ids, &n, &cover, j), 0);
 	assert_int_equal(cover, 7);
 	assert_int_equal(n, 2);
@@ -439,8 +445,8 @@ static void test_json_to_structs(void **state)
 	j = json_loads("[{\"id\": 1, \"state\": \"warning\", \"context\": "
 		       "\"patchtriage-risk\", \"description\": null, "
 		       "\"user\": {\"username\": \"bot\"}, \"date\": "
-		       "\"2026-11-02T09:00:00\"}, 17, {\"user\": 1}]", 0,
-		       NULL);
+		       "\"2026-11-02T09:00:00\"}, 17, {\"user\": 1}]",
+		       0, NULL);
 	assert_int_equal(pw_checks_from_json(&c, &n, j), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(c[0].id, 1);
@@ -488,21 +494,24 @@ static void test_checks(void **state)
 	/* the same again: found on the server, not posted */
 	assert_int_equal(pw_check_post(pw, 4, "warning", "patchtriage-risk",
 				       "p(bug)=0.41: late in the cycle",
-				       "https://example.org/r/4", &posted, &id2),
+				       "https://example.org/r/4", &posted,
+				       &id2),
 			 0);
 	assert_int_equal(posted, 0);
 	assert_int_equal(id2, id);
 	assert_int_equal(count_checks(pw, 4, "patchtriage-risk"), 1);
 	/* another state is a new check */
 	assert_int_equal(pw_check_post(pw, 4, "success", "patchtriage-risk",
-				       "p(bug)=0.05", NULL, &posted, NULL), 0);
+				       "p(bug)=0.05", NULL, &posted, NULL),
+			 0);
 	assert_int_equal(posted, 1);
 	assert_int_equal(count_checks(pw, 4, "patchtriage-risk"), 2);
 	/* back to the first text: the newest check differs, so it is
 	   posted again (Patchwork shows the newest of a context) */
 	assert_int_equal(pw_check_post(pw, 4, "warning", "patchtriage-risk",
 				       "p(bug)=0.41: late in the cycle",
-				       "https://example.org/r/4", &posted, &id2),
+				       "https://example.org/r/4", &posted,
+				       &id2),
 			 0);
 	assert_int_equal(posted, 1);
 	assert_true(id2 > id);
@@ -514,19 +523,23 @@ static void test_checks(void **state)
 	 * checks and finds it: no duplicate.
 	 */
 	assert_int_equal(pwsim_control(&sim, "{\"drop_response_next\": 1, "
-					     "\"method\": \"POST\"}"), 0);
+					     "\"method\": \"POST\"}"),
+			 0);
 	assert_int_equal(pw_check_post(pw, 4, "success", "patchtriage-stable",
 				       "stable candidate: p(fix)=0.93", NULL,
-				       &posted, &id), 0);
+				       &posted, &id),
+			 0);
 	assert_int_equal(posted, 0);
 	assert_int_equal(count_checks(pw, 4, "patchtriage-stable"), 1);
 	assert_int_equal(pwsim_count(&sim, "POST", "/patches/4/checks/"), 4);
 
 	/* a 500 on the post: retried after re-reading, one check */
 	assert_int_equal(pwsim_control(&sim, "{\"fail_next\": 1, "
-					     "\"method\": \"POST\"}"), 0);
+					     "\"method\": \"POST\"}"),
+			 0);
 	assert_int_equal(pw_check_post(pw, 4, "pending", "patchtriage-stable",
-				       "scoring", NULL, &posted, &id), 0);
+				       "scoring", NULL, &posted, &id),
+			 0);
 	assert_int_equal(posted, 1);
 	assert_int_equal(count_checks(pw, 4, "patchtriage-stable"), 2);
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
@@ -544,7 +557,8 @@ static void test_checks(void **state)
 	assert_true(id > 0);
 	assert_int_equal(pwsim_count(&sim, "GET", "/patches/2/checks/"), get);
 	assert_int_equal(pwsim_control(&sim, "{\"drop_response_next\": 1, "
-					     "\"method\": \"POST\"}"), 0);
+					     "\"method\": \"POST\"}"),
+			 0);
 	assert_int_equal(pw_check_post_new(pw, 2, "warning", "patchtriage-new",
 					   "p(bug) 0.60", NULL, &posted, &id2),
 			 0);
@@ -555,7 +569,8 @@ static void test_checks(void **state)
 	assert_int_equal(count_checks(pw, 2, "patchtriage-new"), 2);
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
 	/* capped descriptions compare as posted */
-	assert_true(pw_same_description(pw, "0123456789012345678901234567890"
+	assert_true(pw_same_description(pw,
+					"0123456789012345678901234567890"
 					"123456789-a",
 					"0123456789012345678901234567890"
 					"123456789-b"));
@@ -565,7 +580,8 @@ static void test_checks(void **state)
 	assert_int_equal(pw_check_post(pw, 3, "warning", "patchtriage-risk",
 				       "0123456789012345678901234567890123"
 				       "45678\xc3\xa9tail",
-				       NULL, &posted, &id), 0);
+				       NULL, &posted, &id),
+			 0);
 	{
 		struct pw_check *c;
 		size_t n;
@@ -600,33 +616,37 @@ static void test_errors(void **state)
 	/* a token Patchwork does not know */
 	pw = client("tok-wrong-5f0e9c1d2a7b", 0);
 	assert_int_equal(pw_check_post(pw, 4, "success", "ctx", NULL, NULL,
-				       &posted, NULL), PT_EAUTH);
+				       &posted, NULL),
+			 PT_EAUTH);
 	assert_non_null(strstr(pt_error_last(), "refused the token for "
-						 "project 'test': check "
-						 "patchwork.token-file"));
+						"project 'test': check "
+						"patchwork.token-file"));
 	no_token();
 	pw_free(pw);
 
 	/* a valid token of a user who maintains nothing */
 	pw = client(TOKEN_NOBODY, 0);
 	assert_int_equal(pw_check_post(pw, 4, "success", "ctx", NULL, NULL,
-				       &posted, NULL), PT_EAUTH);
-	assert_non_null(strstr(pt_error_last(),
-			       "not a maintainer of project 'test'"));
+				       &posted, NULL),
+			 PT_EAUTH);
+	assert_non_null(
+		strstr(pt_error_last(), "not a maintainer of project 'test'"));
 	no_token();
 	pw_free(pw);
 
 	/* no token at all */
 	pw = client(NULL, 0);
 	assert_int_equal(pw_check_post(pw, 4, "success", "ctx", NULL, NULL,
-				       &posted, NULL), PT_EAUTH);
+				       &posted, NULL),
+			 PT_EAUTH);
 	assert_non_null(strstr(pt_error_last(), "set patchwork.token-file"));
 	pw_free(pw);
 
 	pw = client(TOKEN, 0);
 	/* 400 field errors are shown */
-	assert_int_equal(pw_check_post(pw, 4, "broken", "ci/build", NULL,
-				       NULL, &posted, NULL), PT_EINVAL);
+	assert_int_equal(pw_check_post(pw, 4, "broken", "ci/build", NULL, NULL,
+				       &posted, NULL),
+			 PT_EINVAL);
 	assert_non_null(strstr(pt_error_last(),
 			       "state: \"broken\" is not a valid choice."));
 	assert_non_null(strstr(pt_error_last(), "context: Enter a valid"));
@@ -634,8 +654,9 @@ static void test_errors(void **state)
 	/* 404 names the URL */
 	assert_int_equal(pw_get_json(pw, "patches/9999/", &j), PT_ENOTFOUND);
 	assert_non_null(strstr(pt_error_last(), "/api/1.3/patches/9999/"));
-	assert_int_equal(pw_check_post(pw, 9999, "success", "ctx", NULL,
-				       NULL, &posted, NULL), PT_ENOTFOUND);
+	assert_int_equal(pw_check_post(pw, 9999, "success", "ctx", NULL, NULL,
+				       &posted, NULL),
+			 PT_ENOTFOUND);
 	/* truncated JSON: reported, not crashed on */
 	assert_int_equal(pwsim_control(&sim, "{\"truncate_next\": 1}"), 0);
 	assert_int_equal(pw_get_json(pw, "patches/1/", &j), PT_EINVAL);
@@ -650,11 +671,13 @@ static void test_errors(void **state)
 	assert_int_equal(pwsim_control(&sim, "{\"fail_next\": 1, "
 					     "\"rate_limit_next\": 1, "
 					     "\"retry_after\": 0, "
-					     "\"reset_next\": 1}"), 0);
+					     "\"reset_next\": 1}"),
+			 0);
 	assert_int_equal(pw_get_json(pw, "patches/1/", &j), 0);
 	json_decref(j);
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true, "
-					     "\"delay_ms\": 100}"), 0);
+					     "\"delay_ms\": 100}"),
+			 0);
 	assert_int_equal(pw_get_json(pw, "patches/1/", &j), 0);
 	json_decref(j);
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);

@@ -78,16 +78,18 @@ static void test_load_and_match(void **state)
  */
 static void test_threshold_not_a_probability(void **state)
 {
-	static const char *const bad[] = { "nan", "-nan", "inf", "-0.1",
-					   "1.5", "0.5x" };
+	static const char *const bad[] = { "nan",  "-nan", "inf",
+					   "-0.1", "1.5",  "0.5x" };
 	char text[128];
 	struct policy *p;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		snprintf(text, sizeof(text), "[subsystem \"n\"]\n"
-			 "\tactions = check\n\trisk-threshold = %s\n", bad[i]);
+		snprintf(text, sizeof(text),
+			 "[subsystem \"n\"]\n"
+			 "\tactions = check\n\trisk-threshold = %s\n",
+			 bad[i]);
 		assert_int_equal(load(text, &p), PT_EINVAL);
 		assert_null(p);
 		assert_non_null(strstr(pt_error_last(), "risk-threshold"));

@@ -40,7 +40,8 @@ static void test_reply_arrives_threaded(void **state)
 	/* the Message-ID from (patch, model version, kind), nothing else */
 	want_id = rfx_expected_msgid(PATCH_ID, MODEL, "risk");
 	assert_int_equal(reply_message_id(&id, PATCH_ID, MODEL, "risk",
-					  "pt.example"), 0);
+					  "pt.example"),
+			 0);
 	assert_string_equal(id.ptr, want_id);
 	assert_string_equal(out.message_id, want_id);
 	buf_reset(&id);
@@ -97,7 +98,8 @@ static void test_reply_arrives_threaded(void **state)
 
 	/* and a mail reader sees the same thread */
 	assert_int_equal(patch_from_mail(&got, msg, strlen(msg)), 0);
-	assert_string_equal(got->subject.raw, "Re: [PATCH net v2 2/3] net: "
+	assert_string_equal(got->subject.raw,
+			    "Re: [PATCH net v2 2/3] net: "
 			    "acme: fall back to ETH_DATA_LEN on a zero MTU");
 	assert_int_equal(got->subject.reply_depth, 1);
 	assert_string_equal(got->in_reply_to, PATCH_ID);
@@ -144,7 +146,9 @@ static void refused(struct patch *p, const char *header_name)
 static void test_hostile_headers_refused(void **state)
 {
 	static const char *const evil[] = {
-		"foo\r\nBcc: evil@x", "foo\nBcc: evil@x", "foo\rBcc: evil@x",
+		"foo\r\nBcc: evil@x",
+		"foo\nBcc: evil@x",
+		"foo\rBcc: evil@x",
 	};
 	struct patch *p;
 	char *saved;
@@ -303,8 +307,10 @@ static void long_header_case(const char *subject, const char *name)
 	reply_out_clear(&out);
 	patch_free(p);
 	db_close(E.db);
-	assert_int_equal(db_open(&E.db, rfx_pathf("%s/state-%d.db", E.dir,
-						   ++E.ndb), &bot_db_owners), 0);
+	assert_int_equal(db_open(&E.db,
+				 rfx_pathf("%s/state-%d.db", E.dir, ++E.ndb),
+				 &bot_db_owners),
+			 0);
 }
 
 static void test_long_headers_folded(void **state)
@@ -320,8 +326,9 @@ static void test_long_headers_folded(void **state)
 	for (i = 0; i < 1100; i++)
 		assert_int_equal(buf_addch(&token, 'a' + i % 26), 0);
 	for (i = 0; i < 120; i++)
-		assert_int_equal(
-			buf_addstr(&name, i % 2 ? "Müller " : "Smith, "), 0);
+		assert_int_equal(buf_addstr(&name,
+					    i % 2 ? "Müller " : "Smith, "),
+				 0);
 	buf_rtrim(&name);
 	long_header_case(words.ptr, NULL);
 	long_header_case(token.ptr, NULL);

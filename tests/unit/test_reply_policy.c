@@ -66,7 +66,8 @@ static void test_policy_rate_limit(void **state)
 
 	/* a limited reply is not recorded: it can go out next hour */
 	assert_int_equal(reply_message_id(&id, "20261113-pwm-2@example.org",
-					  MODEL, "risk", "pt.example"), 0);
+					  MODEL, "risk", "pt.example"),
+			 0);
 	assert_int_equal(store_outbox_get(E.db, id.ptr, &row), PT_ENOTFOUND);
 	pt_error_clear();
 
@@ -93,8 +94,8 @@ static void test_dry_run_sends_nothing(void **state)
 	rfx_smtp_opts(&o, "plain");
 	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 1), 0);
 	assert_int_equal(out.status, REPLY_DRY_RUN);
-	assert_non_null(strstr(out.message,
-			       "\r\nX-Patchwork-Hint: ignore\r\n"));
+	assert_non_null(
+		strstr(out.message, "\r\nX-Patchwork-Hint: ignore\r\n"));
 	reply_out_clear(&out);
 	assert_int_equal(smtpsim_count(&E.plain), 0);
 	assert_int_equal(rfx_outbox_rows(), 0);

@@ -101,7 +101,8 @@ static void crash_left(enum outbox_state state, struct reply_out *out,
 					     built.message_id, s->name,
 					     "rene.mueller@example.de, "
 					     "netdev@vger.kernel.org",
-					     built.message, &id), 0);
+					     built.message, &id),
+			 0);
 	if (state != OUTBOX_INTENDED)
 		assert_int_equal(store_outbox_set(E.db, id, state, NULL, NULL),
 				 0);
@@ -337,8 +338,10 @@ static const char *outbox_error(const char *key)
 	sqlite3_stmt *st;
 
 	err[0] = '\0';
-	assert_int_equal(db_prepare(&st, E.db, "SELECT last_error FROM"
-				    " outbox WHERE dedupe_key = ?"), 0);
+	assert_int_equal(db_prepare(&st, E.db,
+				    "SELECT last_error FROM"
+				    " outbox WHERE dedupe_key = ?"),
+			 0);
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 		snprintf(err, sizeof(err), "%s",
@@ -385,12 +388,14 @@ static void test_server_down_then_resent_once(void **state)
 	rfx_smtp_opts(&o, "plain");
 	c.o = &o;
 	assert_int_equal(store_outbox_foreach(E.db, OUTBOX_INTENDED, resend_cb,
-					      &c), 0);
+					      &c),
+			 0);
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.rc, 0);
 	c.n = 0;
 	assert_int_equal(store_outbox_foreach(E.db, OUTBOX_INTENDED, resend_cb,
-					      &c), 0);
+					      &c),
+			 0);
 	assert_int_equal(c.n, 0);
 	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
 
@@ -437,8 +442,9 @@ static void test_refused_recipient_others_get_it(void **state)
 	assert_non_null(out.refused);
 	assert_non_null(strstr(out.refused, "'" DEAD_ADDRESS "' (550"));
 	assert_string_equal(outbox_error(out.message_id),
-			    "sent; recipients refused: " "'" DEAD_ADDRESS
-			    "' (550 5.1.1 <" DEAD_ADDRESS ">: mailbox "
+			    "sent; recipients refused: "
+			    "'" DEAD_ADDRESS "' (550 5.1.1 <" DEAD_ADDRESS
+			    ">: mailbox "
 			    "unavailable)");
 	free(rcpts);
 	free(from);
@@ -455,17 +461,16 @@ static void test_refused_recipient_others_get_it(void **state)
  */
 static void test_smtp_send_dot_lines_intact(void **state)
 {
-	static const char msg_text[] =
-		"From: bot@pt.example\r\n"
-		"To: a@pt.example\r\n"
-		"Subject: dots\r\n"
-		"\r\n"
-		".\r\n"
-		"..\r\n"
-		".leading dot\r\n"
-		"caf\xc3\xa9 \xe2\x80\x94 8-bit\r\n"
-		".\r\n"
-		"last line\r\n";
+	static const char msg_text[] = "From: bot@pt.example\r\n"
+				       "To: a@pt.example\r\n"
+				       "Subject: dots\r\n"
+				       "\r\n"
+				       ".\r\n"
+				       "..\r\n"
+				       ".leading dot\r\n"
+				       "caf\xc3\xa9 \xe2\x80\x94 8-bit\r\n"
+				       ".\r\n"
+				       "last line\r\n";
 	static char *rcpts[] = { "a@pt.example", "b@pt.example", NULL };
 	struct smtp_opts o;
 	char *msg, *env, *from, *to;
@@ -473,7 +478,8 @@ static void test_smtp_send_dot_lines_intact(void **state)
 	(void)state;
 	rfx_smtp_opts(&o, "plain");
 	assert_int_equal(smtp_send(&o, "bot@pt.example", rcpts, msg_text,
-				   strlen(msg_text)), 0);
+				   strlen(msg_text)),
+			 0);
 	rfx_one_message(&E.plain, &msg, &env);
 	assert_string_equal(msg, msg_text);
 	to = rfx_env_rcpts(env, &from);
@@ -508,8 +514,9 @@ static void test_smtp_config_errors(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(c) / sizeof(*c); i++) {
 		assert_int_equal(rfx_write_conf("bad", c[i].smtp), 0);
-		assert_int_equal(config_open(&cfg, rfx_pathf("%s/bad.conf",
-							     E.dir)), 0);
+		assert_int_equal(config_open(&cfg,
+					     rfx_pathf("%s/bad.conf", E.dir)),
+				 0);
 		assert_int_equal(smtp_opts_from_config(&o, cfg), PT_EINVAL);
 		if (!strstr(pt_error_last(), c[i].want))
 			fail_msg("'%s' for case %zu", pt_error_last(), i);

@@ -62,12 +62,14 @@ static void build_repo(void)
 	sfx_rev(N.m5, "HEAD");
 	sfx_sh("sed -i 's/return 0/return p ? 0 : -1/' e.c");
 	sfx_commit("e: fix a NULL dereference\n\nFixes: %.12s (\"e: add a new "
-		   "feature\")\nSigned-off-by: Ann <ann@example.org>\n", N.m5);
+		   "feature\")\nSigned-off-by: Ann <ann@example.org>\n",
+		   N.m5);
 	sfx_rev(N.m6, "HEAD");
 	sfx_edit(N.m7, "a.c", 10, "int check(void) { return x <= 9; }",
 		 "a: fix the bound check\n\nFixes: %.12s (\"a: add the bound "
 		 "check\")\nCc: stable@vger.kernel.org\nSigned-off-by: Ann "
-		 "<ann@example.org>\n", N.c1);
+		 "<ann@example.org>\n",
+		 N.c1);
 	sfx_edit(N.m8, "a.c", 10,
 		 "int check(void) { return x >= 0 \\&\\& x <= 9; }",
 		 "a: also reject negative values\n");
@@ -77,17 +79,20 @@ static void build_repo(void)
 		 "b: fix memory ordering\n");
 	sfx_edit(N.m11, "d.c", 15, "fifteen fixed",
 		 "d: fix the fix of the bound check\n\nFixes: %.12s (\"a: fix "
-		 "the bound check\")\n", N.m7);
+		 "the bound check\")\n",
+		 N.m7);
 	/* fixes a commit the branch took as a patch-id-only backport */
 	sfx_edit(N.m12, "g.c", 2, "two fixed",
 		 "g: fix the loop bound fix\n\nFixes: %.12s (\"d: fix the loop "
-		 "bound\")\n", N.m4);
+		 "bound\")\n",
+		 N.m4);
 	/* DPDK style: the tags in a paragraph above the sign-offs */
 	sfx_edit(N.m13, "g.c", 8, "eight fixed",
 		 "g: fix the stats reset\n\nThe counters were not cleared.\n\n"
 		 "Fixes: %.12s (\"a: add the bound check\")\nCc: "
 		 "stable@dpdk.org\n\nSigned-off-by: Ann <ann@example.org>\n"
-		 "Acked-by: Bob <bob@example.org>\n", N.c1);
+		 "Acked-by: Bob <bob@example.org>\n",
+		 N.c1);
 	/* a Fixes: naming no commit of the repository */
 	sfx_edit(N.m14, "g.c", 14, "fourteen fixed",
 		 "g: fix a race\n\nFixes: deadbeef0123 (\"an old commit\")\n");
@@ -106,7 +111,8 @@ static void build_repo(void)
 	sfx_edit(NULL, "c.c", 5, "checked five",
 		 "c: fix a crash on close\n\ncommit %s upstream.\n", N.m3);
 	sfx_sh("git cherry-pick %s && git commit -q --amend -m 'd: loop bound "
-	       "(backport)'", N.m4);
+	       "(backport)'",
+	       N.m4);
 	sfx_edit(NULL, "b.c", 18, "ordered eighteen",
 		 "b: fix memory ordering\n\nUpstream commit %.12s.\n", N.m10);
 	sfx_sh("git checkout -q main");
@@ -124,9 +130,11 @@ struct want {
 
 static void check_all(struct stable_set *s)
 {
-#define W(id, m, cc, fx, rv, dr, t, a, nd)                                   \
-	{ N.id, STABLE_MATCH_##m, cc, fx, rv, dr, STABLE_TARGET_##t,        \
-	  STABLE_APPLY_##a, nd }
+#define W(id, m, cc, fx, rv, dr, t, a, nd)                                 \
+	{                                                                  \
+		N.id, STABLE_MATCH_##m, cc, fx, rv, dr, STABLE_TARGET_##t, \
+			STABLE_APPLY_##a, nd                               \
+	}
 	const struct want want[] = {
 		W(m1, CHERRY, 0, 0, 0, 0, NONE, UNCHECKED, 0),
 		W(m2, UPSTREAM, 0, 0, 0, 0, NONE, UNCHECKED, 0),
@@ -165,7 +173,7 @@ static void check_all(struct stable_set *s)
 		assert_int_equal(c->ndeps, want[i].ndeps);
 		assert_int_equal(stable_is_candidate(s, i),
 				 want[i].match == STABLE_MATCH_NONE &&
-				 !want[i].dropped);
+					 !want[i].dropped);
 		assert_int_equal(c->backport[0] != '\0',
 				 want[i].match != STABLE_MATCH_NONE);
 	}
@@ -375,14 +383,13 @@ static void test_suggest_fixes(void **state)
 		"-int check(void) { return x >= 0 && x <= 9; }\n"
 		"+int check(void) { return x >= 0 && x < 10; }\n"
 		" 11\n";
-	static const char ctx_only[] =
-		"diff --git a/b.c b/b.c\n"
-		"--- a/b.c\n"
-		"+++ b/b.c\n"
-		"@@ -4,2 +4,3 @@\n"
-		" 4\n"
-		"+int guard;\n"
-		" freed five\n";
+	static const char ctx_only[] = "diff --git a/b.c b/b.c\n"
+				       "--- a/b.c\n"
+				       "+++ b/b.c\n"
+				       "@@ -4,2 +4,3 @@\n"
+				       " 4\n"
+				       "+int guard;\n"
+				       " freed five\n";
 	git_repository *repo;
 	struct patch *p;
 	static const char missing[] = "diff --git a/zz.c b/zz.c\n"
@@ -403,8 +410,7 @@ static void test_suggest_fixes(void **state)
 
 	/* no removed line: the hunk's context is blamed */
 	assert_int_equal(patch_new(&p), 0);
-	assert_int_equal(patch_set_diff(p, ctx_only, sizeof(ctx_only) - 1),
-			 0);
+	assert_int_equal(patch_set_diff(p, ctx_only, sizeof(ctx_only) - 1), 0);
 	assert_int_equal(stable_suggest_fixes(&line, repo, p, "main"), 0);
 	/* lines 4 ("4", the import) and 5 ("freed five", m2) tie: the
 	   first seen wins */
@@ -433,7 +439,8 @@ static void test_markers(void **state)
 		const char *hex;
 	} cases[] = {
 		{ "x\n\n(cherry picked from commit 0123456789abcdef0123456789"
-		  "abcdef01234567)\n", STABLE_MATCH_CHERRY,
+		  "abcdef01234567)\n",
+		  STABLE_MATCH_CHERRY,
 		  "0123456789abcdef0123456789abcdef01234567" },
 		{ "x\n\n[ Upstream commit abcdef012345 ]\n",
 		  STABLE_MATCH_UPSTREAM, "abcdef012345" },

@@ -73,8 +73,10 @@ static void test_signals(void **state)
 		    "a: prepare the helper\n");
 	line_change(d1, "d.c", 2, "knob", "bob@example.org", 1030,
 		    "d: add a knob\n");
-	snprintf(msg, sizeof(msg), "a: repair the helper\n\nFixes: %.12s "
-		 "(\"base: initial import\")\nCc: stable@dpdk.org\n", base);
+	snprintf(msg, sizeof(msg),
+		 "a: repair the helper\n\nFixes: %.12s "
+		 "(\"base: initial import\")\nCc: stable@dpdk.org\n",
+		 base);
 	line_change(s2, "a.c", 4, "fixed", "ann@example.org", 1060, msg);
 	line_change(s3, "a.c", 6, "documented", "ann@example.org", 1300,
 		    "a: document the helper\n");
@@ -84,7 +86,8 @@ static void test_signals(void **state)
 		    "b: fixup the style\n");
 	line_change(o3, "b.c", 6, "typo", "ann@example.org", 13000,
 		    "Fixed typo in the man page\n");
-	snprintf(msg, sizeof(msg), "c: handle the empty case\n\nThe "
+	snprintf(msg, sizeof(msg),
+		 "c: handle the empty case\n\nThe "
 		 "crash came with commit %.12s (\"base: initial import\").\n",
 		 base);
 	line_change(c1, "c.c", 2, "handled", "ann@example.org", 17000, msg);
@@ -157,8 +160,8 @@ static void change(char out[41], const char *cmd, const char *msg)
 }
 
 /* A commit's build facts and stable_build() in one call. */
-static void want_build(struct stable_set *s, const char *id, int ci,
-		       int comp, int words, int files, int ranks)
+static void want_build(struct stable_set *s, const char *id, int ci, int comp,
+		       int words, int files, int ranks)
 {
 	const struct stable_commit *c = sfx_find(s, id);
 
@@ -257,8 +260,7 @@ static void test_build_prereqs(void **state)
 	change(mnt, "echo z >> MAINTAINERS", "maintainers: add a reviewer\n");
 	change(cpp, "echo z >> drivers/foo.c", "eal: keep C++20 happy\n");
 
-	change(p1, "sed -i 6s/.*/refactored6/ p.c",
-	       "p: refactor the helper\n");
+	change(p1, "sed -i 6s/.*/refactored6/ p.c", "p: refactor the helper\n");
 	change(f1, "sed -i 6s/.*/fixed6/ p.c",
 	       "p: repair the helper\n\nCc: stable@example.org\n");
 	change(p2, "sed -i 12s/.*/renamed12/ p.c", "p: rename the counter\n");
@@ -274,14 +276,14 @@ static void test_build_prereqs(void **state)
 	assert_int_equal(s->n, 13);
 
 	/*            commit  ci comp words files ranks */
-	want_build(s, ci,     1, 1,   0,    1,    1); /* MAINTAINERS aside */
-	want_build(s, bf,     0, 1,   1,    1,    1);
-	want_build(s, cm,     0, 0,   1,    0,    1);
-	want_build(s, deb,    1, 1,   0,    1,    1);
-	want_build(s, sus,    1, 1,   0,    1,    0); /* tagged: no rank */
-	want_build(s, mnt,    0, 0,   0,    0,    0);
-	want_build(s, cpp,    0, 0,   1,    0,    1);
-	want_build(s, p1,     0, 0,   0,    0,    0);
+	want_build(s, ci, 1, 1, 0, 1, 1); /* MAINTAINERS aside */
+	want_build(s, bf, 0, 1, 1, 1, 1);
+	want_build(s, cm, 0, 0, 1, 0, 1);
+	want_build(s, deb, 1, 1, 0, 1, 1);
+	want_build(s, sus, 1, 1, 0, 1, 0); /* tagged: no rank */
+	want_build(s, mnt, 0, 0, 0, 0, 0);
+	want_build(s, cpp, 0, 0, 1, 0, 1);
+	want_build(s, p1, 0, 0, 0, 0, 0);
 
 	/* before stable_prereqs() nothing is marked */
 	assert_false(sfx_find(s, p1)->prereq);

@@ -136,12 +136,14 @@ static void test_outbox_dedupe_and_states(void **state)
 	int seen = 0;
 
 	(void)state;
-	assert_int_equal(store_outbox_intend(db, "check", "7/risk/success/p=0.1",
-					     "netdev", "7", "{}", &id),
+	assert_int_equal(store_outbox_intend(db, "check",
+					     "7/risk/success/p=0.1", "netdev",
+					     "7", "{}", &id),
 			 0);
 	assert_true(id > 0);
-	assert_int_equal(store_outbox_intend(db, "check", "7/risk/success/p=0.1",
-					     "netdev", "7", "{}", &id2),
+	assert_int_equal(store_outbox_intend(db, "check",
+					     "7/risk/success/p=0.1", "netdev",
+					     "7", "{}", &id2),
 			 PT_EEXISTS);
 	assert_int_equal(id, id2);
 	assert_int_equal(store_outbox_foreach(db, OUTBOX_INTENDED, collect,

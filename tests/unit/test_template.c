@@ -150,7 +150,7 @@ static void test_wrap(void **state)
 	text = "one two\nthree four\n\n- item one\n- item two\n";
 	assert_int_equal(tpl_wrap(&out, text, strlen(text), 72), 0);
 	assert_string_equal(out.ptr, "one two three four\n\n- item one\n"
-			    "- item two\n");
+				     "- item two\n");
 	buf_reset(&out);
 	text = "word https://lore.kernel.org/linux-pwm/20240101000000.12345"
 	       "-1-someone@example.org/T/#u and more words after the url\n";
@@ -190,7 +190,8 @@ static void test_loop_in_same_loop(void **state)
 	free(s);
 	/* inner @number and t are the inner item's; outer scope intact */
 	s = render("{{#each l}}{{#each l}}{{t}}{{@number}} {{/each}}"
-		   "{{t}}{{@number}} {{name}}|{{/each}}", v, &rc);
+		   "{{t}}{{@number}} {{name}}|{{/each}}",
+		   v, &rc);
 	assert_int_equal(rc, 0);
 	assert_string_equal(s, "a1 b2 a1 Jane|a1 b2 b2 Jane|");
 	free(s);
@@ -258,8 +259,7 @@ static void test_wrap_long_paragraph(void **state)
 	buf_free(&out);
 }
 
-static void render_file(const char *name, struct tpl_vars *v,
-			struct buf *out)
+static void render_file(const char *name, struct tpl_vars *v, struct buf *out)
 {
 	struct buf path = BUF_INIT, t = BUF_INIT, raw = BUF_INIT;
 	const char *src = getenv("PT_SOURCE_DIR");
@@ -283,8 +283,9 @@ static void test_shipped_templates(void **state)
 	tpl_vars_new(&v);
 	tpl_set(v, "author_first", "Jane");
 	tpl_set(v, "subsystem", "pwm");
-	tpl_set(v, "subject", "pwm: foo: add bar support for the new "
-			      "revision of the controller");
+	tpl_set(v, "subject",
+		"pwm: foo: add bar support for the new "
+		"revision of the controller");
 	tpl_set(v, "risk_percent", "41");
 	tpl_set(v, "stable_percent", "77");
 	tpl_set(v, "threshold_percent", "30");
@@ -293,8 +294,9 @@ static void test_shipped_templates(void **state)
 	tpl_set(v, "review", "no Reviewed-by yet, 1 reply");
 	tpl_set(v, "has_fixes", "");
 	tpl_list_add(v, "reasons", &it);
-	tpl_set(it, "text", "touches locking in an interrupt handler, "
-			    "which earlier fixes in this driver often did");
+	tpl_set(it, "text",
+		"touches locking in an interrupt handler, "
+		"which earlier fixes in this driver often did");
 	tpl_set(it, "direction", "raises");
 	render_file("risk-reply.txt", v, &out);
 	check_width(out.ptr, 72);

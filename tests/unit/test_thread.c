@@ -123,20 +123,22 @@ static void test_out_of_order(void **state)
 	assert_int_equal(q(f, "SELECT received FROM series"), 3);
 	assert_int_equal(q(f, "SELECT count(*) FROM series WHERE subject = "
 			      "'pwm: foo: add bar support' AND cover_msgid = "
-			      "'v1-0@example.org'"), 1);
+			      "'v1-0@example.org'"),
+			 1);
 	assert_int_equal(q(f, "SELECT patch_id FROM replies WHERE message_id "
 			      "= 'r1-2@example.com'"),
 			 patch_id(f, "v1-2@example.org"));
 	/* the Tested-by given in the early reply follows it */
 	assert_int_equal(q(f, "SELECT count(*) FROM mail_reviews WHERE kind "
 			      "= 'Tested-by' AND email = 'rev@example.com' "
-			      "AND patch_id > 0"), 1);
+			      "AND patch_id > 0"),
+			 1);
 }
 
 static void add_all_v1(struct fx *f)
 {
-	static const char *const v1[] = { "v1-0.eml", "v1-1.eml", "v1-2.eml",
-					  "v1-3.eml", "r1-2.eml", "r1-0.eml",
+	static const char *const v1[] = { "v1-0.eml",	"v1-1.eml", "v1-2.eml",
+					  "v1-3.eml",	"r1-2.eml", "r1-0.eml",
 					  "bot1-3.eml", "r2-2.eml" };
 	struct thread_result r;
 	size_t i;
@@ -157,7 +159,8 @@ static void test_review_features(void **state)
 	/* patch 2: the review, the nested reply, and the cover's ack */
 	assert_int_equal(thread_patch_features(f->t,
 					       patch_id(f, "v1-2@example.org"),
-					       &ft), 0);
+					       &ft),
+			 0);
 	assert_int_equal(ft.replies, 3);
 	assert_int_equal(ft.reviewers, 2); /* rev and Uwe, not Jane */
 	assert_int_equal(ft.inline_comments, 2);
@@ -170,7 +173,8 @@ static void test_review_features(void **state)
 	/* patch 1: only the ack on the cover letter applies */
 	assert_int_equal(thread_patch_features(f->t,
 					       patch_id(f, "v1-1@example.org"),
-					       &ft), 0);
+					       &ft),
+			 0);
 	assert_int_equal(ft.replies, 1);
 	assert_int_equal(ft.acked_by, 1);
 	assert_int_equal(ft.tested_by, 0);
@@ -179,13 +183,15 @@ static void test_review_features(void **state)
 	/* patch 3: the kernel test robot's build error on arm64 */
 	assert_int_equal(thread_patch_features(f->t,
 					       patch_id(f, "v1-3@example.org"),
-					       &ft), 0);
+					       &ft),
+			 0);
 	assert_int_equal(ft.bot_reports, 1);
 	assert_int_equal(ft.bot_failures, 1);
 	assert_string_equal(ft.bot_archs, "arm64");
 	assert_int_equal(ft.reviewers, 1);
 	assert_int_equal(q(f, "SELECT count(*) FROM replies WHERE bot = "
-			      "'0day' AND bot_verdict = 'error'"), 1);
+			      "'0day' AND bot_verdict = 'error'"),
+			 1);
 }
 
 static void test_versions_linked(void **state)
@@ -213,12 +219,15 @@ static void test_versions_linked(void **state)
 	assert_int_equal(q(f, "SELECT count(*) FROM series"), 2);
 	assert_int_equal(q(f, "SELECT count(*) FROM series_versions WHERE "
 			      "prev_series_id = (SELECT series_id FROM patches "
-			      "WHERE message_id = 'v1-1@example.org')"), 1);
+			      "WHERE message_id = 'v1-1@example.org')"),
+			 1);
 	assert_int_equal(q(f, "SELECT count(*) FROM patches WHERE version = "
-			      "2 AND prev_patch_id IS NOT NULL"), 3);
+			      "2 AND prev_patch_id IS NOT NULL"),
+			 3);
 	assert_int_equal(thread_patch_features(f->t,
 					       patch_id(f, "v2-2@example.org"),
-					       &ft), 0);
+					       &ft),
+			 0);
 	assert_int_equal(ft.version, 2);
 	assert_int_equal(ft.versions_before, 1);
 	assert_int_equal(ft.replies, 0);
@@ -236,7 +245,8 @@ static void test_cover_link_only(void **state)
 	assert_int_not_equal(r.prev_series_id, 0);
 	thread_result_clear(&r);
 	assert_int_equal(q(f, "SELECT count(*) FROM series_versions WHERE "
-			      "reason = 'cover-link'"), 1);
+			      "reason = 'cover-link'"),
+			 1);
 }
 
 static void test_duplicate(void **state)
@@ -258,19 +268,18 @@ static void test_duplicate(void **state)
 static void test_text_analysis(void **state)
 {
 	struct fx *f = *state;
-	static const char txt[] =
-		"On Mon, Jan 1, Jane wrote:\n"
-		"> a\n"
-		"> b\n"
-		"\n"
-		"Comment one.\n"
-		"> c\n"
-		"Comment two, this is wrong.\n"
-		"\n"
-		"> d\n"
-		"Boot-tested on x86_64 and arm64, nice.\n"
-		"-- \n"
-		"sig: tested on everything, wrong wrong\n";
+	static const char txt[] = "On Mon, Jan 1, Jane wrote:\n"
+				  "> a\n"
+				  "> b\n"
+				  "\n"
+				  "Comment one.\n"
+				  "> c\n"
+				  "Comment two, this is wrong.\n"
+				  "\n"
+				  "> d\n"
+				  "Boot-tested on x86_64 and arm64, nice.\n"
+				  "-- \n"
+				  "sig: tested on everything, wrong wrong\n";
 	struct thread_text tx;
 
 	thread_analyse_text(f->t, txt, strlen(txt), &tx);
@@ -335,9 +344,9 @@ static void test_linux_pwm_2024(void **state)
 	assert_int_equal(c.n, 3879);
 	assert_int_equal(c.bad, 0);
 	/* measured on this archive with the parsers of this tree */
-	assert_in_range(c.kinds[THREAD_PATCH], 1380, 1440);  /* 1410 */
-	assert_in_range(c.kinds[THREAD_COVER], 210, 225);    /* 218 */
-	assert_in_range(c.kinds[THREAD_REPLY], 2180, 2260);  /* 2220 */
+	assert_in_range(c.kinds[THREAD_PATCH], 1380, 1440); /* 1410 */
+	assert_in_range(c.kinds[THREAD_COVER], 210, 225);   /* 218 */
+	assert_in_range(c.kinds[THREAD_REPLY], 2180, 2260); /* 2220 */
 	assert_in_range(q(f, "SELECT count(*) FROM series"), 340, 375);
 	assert_in_range(q(f, "SELECT sum(complete) FROM series"), 320, 355);
 	assert_in_range(q(f, "SELECT count(*) FROM series_versions"), 160, 200);
@@ -345,9 +354,11 @@ static void test_linux_pwm_2024(void **state)
 	assert_in_range(q(f, "SELECT count(series_id) FROM replies"), 2060,
 			2160);
 	assert_in_range(q(f, "SELECT count(*) FROM mail_reviews WHERE kind = "
-			      "'Reviewed-by'"), 200, 240);
+			     "'Reviewed-by'"),
+			200, 240);
 	assert_in_range(q(f, "SELECT count(*) FROM replies WHERE bot = "
-			      "'0day'"), 45, 70);
+			     "'0day'"),
+			45, 70);
 	buf_free(&cmd);
 	buf_free(&mbox);
 }

@@ -24,7 +24,8 @@ struct parsed {
 static void parse(struct parsed *p, const char *msg)
 {
 	assert_int_equal(trailers_parse(&p->t, &p->n, &p->body, msg,
-					strlen(msg)), 0);
+					strlen(msg)),
+			 0);
 }
 
 static void done(struct parsed *p)
@@ -38,16 +39,22 @@ static void parse_line(struct parsed *p, const char *line,
 {
 	struct buf b = BUF_INIT;
 
-	assert_int_equal(
-		buf_addf(&b, "body\n\n%s\nSigned-off-by: A <a@b>\n", line), 0);
+	assert_int_equal(buf_addf(&b, "body\n\n%s\nSigned-off-by: A <a@b>\n",
+				  line),
+			 0);
 	parse(p, b.ptr);
 	buf_free(&b);
 	assert_int_equal(p->n, 2);
 	assert_int_equal(p->t[0].kind, kind);
 }
 
-#define assert_str_or_null(a, b) do { \
-	if (b) assert_string_equal(a, b); else assert_null(a); } while (0)
+#define assert_str_or_null(a, b)                   \
+	do {                                       \
+		if (b)                             \
+			assert_string_equal(a, b); \
+		else                               \
+			assert_null(a);            \
+	} while (0)
 
 static void test_kernel_block(void **state)
 {
@@ -197,12 +204,13 @@ static void test_backport_lines(void **state)
 
 	(void)state;
 	/* stable backports: non-trailer lines inside the block */
-	parse(&p, "body\n\n"
-		  "[ Upstream commit 0123456789abcdef0123456789abcdef01234567 ]\n"
-		  "Signed-off-by: A <a@b>\n"
-		  "[ backport: dropped the hunk for foo.c ]\n"
-		  "(cherry picked from commit 0123456789abcdef)\n"
-		  "Signed-off-by: Stable Maint <s@b>\n");
+	parse(&p,
+	      "body\n\n"
+	      "[ Upstream commit 0123456789abcdef0123456789abcdef01234567 ]\n"
+	      "Signed-off-by: A <a@b>\n"
+	      "[ backport: dropped the hunk for foo.c ]\n"
+	      "(cherry picked from commit 0123456789abcdef)\n"
+	      "Signed-off-by: Stable Maint <s@b>\n");
 	assert_int_equal(p.n, 2);
 	assert_int_equal(p.body, 4);
 	assert_string_equal(p.t[1].name, "Stable Maint");
@@ -216,18 +224,18 @@ static void test_fixes_forms(void **state)
 	} c[] = {
 		{ "Fixes: 0123456789ab (\"net: foo: add xmit path\")",
 		  "0123456789ab", "net: foo: add xmit path" },
-		{ "Fixes: 0123456789ab (\"Revert \"x (y)\"\")",
-		  "0123456789ab", "Revert \"x (y)\"" },
-		{ "Fixes: 0123456789ab (net: no quotes)",
-		  "0123456789ab", "net: no quotes" },
-		{ "Fixes: 0123456789AB \"only quotes\"",
-		  "0123456789AB", "only quotes" },
+		{ "Fixes: 0123456789ab (\"Revert \"x (y)\"\")", "0123456789ab",
+		  "Revert \"x (y)\"" },
+		{ "Fixes: 0123456789ab (net: no quotes)", "0123456789ab",
+		  "net: no quotes" },
+		{ "Fixes: 0123456789AB \"only quotes\"", "0123456789AB",
+		  "only quotes" },
 		{ "Fixes: commit 0123456789ab (\"with commit word\")",
 		  "0123456789ab", "with commit word" },
-		{ "Fixes: 0123456789ab(\"no space\")",
-		  "0123456789ab", "no space" },
-		{ "Fixes: 0123456789ab (\"unclosed",
-		  "0123456789ab", "unclosed" },
+		{ "Fixes: 0123456789ab(\"no space\")", "0123456789ab",
+		  "no space" },
+		{ "Fixes: 0123456789ab (\"unclosed", "0123456789ab",
+		  "unclosed" },
 		{ "Fixes: 0123456789ab", "0123456789ab", NULL },
 		{ "Fixes: https://bugzilla.kernel.org/1", NULL,
 		  "https://bugzilla.kernel.org/1" },
@@ -254,8 +262,10 @@ static void test_stable_forms(void **state)
 		{ "Cc: <stable@vger.kernel.org> # 4.19.x", "4.19.x", 1 },
 		{ "Cc: stable@kernel.org", NULL, 1 },
 		{ "CC: Stable <STABLE@vger.kernel.org> #v6.1+", "v6.1+", 1 },
-		{ "Cc: stable@vger.kernel.org\t# 5.4: 1234abcd: x", "5.4: "
-		  "1234abcd: x", 1 },
+		{ "Cc: stable@vger.kernel.org\t# 5.4: 1234abcd: x",
+		  "5.4: "
+		  "1234abcd: x",
+		  1 },
 		{ "Cc: netdev@vger.kernel.org", NULL, 0 },
 		{ "Cc: notstable@vger.kernel.org", NULL, 0 },
 	};
@@ -282,8 +292,8 @@ static void test_persons(void **state)
 		{ "\"Doe, J. \\\"JD\\\"\" <jd@x.org>", "Doe, J. \"JD\"",
 		  "jd@x.org" },
 		{ "syzbot", "syzbot", NULL },
-		{ "J\xc3\xb6rg M\xc3\xbcller <j@x.de>", "J\xc3\xb6rg M\xc3\xbcller",
-		  "j@x.de" },
+		{ "J\xc3\xb6rg M\xc3\xbcller <j@x.de>",
+		  "J\xc3\xb6rg M\xc3\xbcller", "j@x.de" },
 		{ "Broken \xff Name <b@x>", "Broken \xff Name", "b@x" },
 	};
 	struct buf b = BUF_INIT;
@@ -312,7 +322,8 @@ static void test_crlf_and_length(void **state)
 	(void)state;
 	/* len stops before GARBAGE: it must not be read */
 	assert_int_equal(trailers_parse(&p.t, &p.n, &p.body, msg,
-					strlen(msg) - 7), 0);
+					strlen(msg) - 7),
+			 0);
 	assert_int_equal(p.n, 2);
 	assert_int_equal(p.body, 4);
 	assert_string_equal(p.t[0].value, "A <a@b>");
@@ -367,7 +378,9 @@ static void test_vocabulary(void **state)
 		assert_int_equal(trailer_kind_of(name), k);
 		assert_non_null(trailer_kind_json((enum trailer_kind)k));
 		assert_int_equal(strcasecmp(trailer_kind_json(
-				 (enum trailer_kind)k), name), 0);
+						    (enum trailer_kind)k),
+					    name),
+				 0);
 	}
 	assert_string_equal(trailer_kind_name(TRAILER_CO_DEVELOPED),
 			    TRAILER_KEY_CO_DEVELOPED);

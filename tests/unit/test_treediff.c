@@ -114,9 +114,9 @@ static void test_sides(void **state)
 	assert_int_equal(d.n, 4);
 	assert_true(!git_oid_is_zero(&d.f[0].old) &&
 		    !git_oid_is_zero(&d.f[0].new));
-	assert_true(git_oid_is_zero(&d.f[1].old));       /* added */
+	assert_true(git_oid_is_zero(&d.f[1].old)); /* added */
 	assert_int_equal(d.f[1].old_mode, 0);
-	assert_true(git_oid_is_zero(&d.f[2].new));       /* deleted */
+	assert_true(git_oid_is_zero(&d.f[2].new)); /* deleted */
 	assert_int_equal(d.f[3].old_mode, GIT_FILEMODE_BLOB);
 	assert_int_equal(d.f[3].new_mode, GIT_FILEMODE_BLOB_EXECUTABLE);
 	treediff_clear(&d);

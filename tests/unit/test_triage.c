@@ -81,8 +81,7 @@ static int teardown(void **st)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static void score(struct triage *t, const char *mail,
-		  struct triage_result *r)
+static void score(struct triage *t, const char *mail, struct triage_result *r)
 {
 	struct patch *p = NULL;
 

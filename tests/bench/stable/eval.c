@@ -141,7 +141,7 @@ static struct pt_model *train(struct dataset *ds, int64_t before)
 struct item {
 	double score;
 	int truth, untagged;
-	size_t idx;          /* in the range: ties go oldest first, as in
+	size_t idx; /* in the range: ties go oldest first, as in
 				`patchtriage stable` (calibrated p ties) */
 };
 
@@ -182,12 +182,12 @@ static int item_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static const size_t ks[] = { 10, 25, 50, 100, 150, 200, 300, 400, 600,
-			     800, 1000, 1500, 2000 };
+static const size_t ks[] = { 10,  25,  50,  100,  150,	200, 300,
+			     400, 600, 800, 1000, 1500, 2000 };
 
 struct ref {
-	const char *name;    /* the set compared with */
-	double r, p;         /* its recall and precision */
+	const char *name; /* the set compared with */
+	double r, p;	  /* its recall and precision */
 };
 
 /* A ranking: P/R at each k, and at the recall of each reference set. */
@@ -230,8 +230,8 @@ static void ranking(const char *win, const char *name, struct item *it,
 			       name, k, tp, (double)tp / k, r, un, nuntagged);
 		if (kk < sizeof(ks) / sizeof(ks[0]) && k == ks[kk]) {
 			p = (double)tp / k;
-			printf("%s,%s,k,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win, name,
-			       k, tp, p, r, un, nuntagged);
+			printf("%s,%s,k,%zu,%zu,%.4f,%.4f,%zu,%zu,\n", win,
+			       name, k, tp, p, r, un, nuntagged);
 			kk++;
 		}
 	}
@@ -253,33 +253,81 @@ static void set_row(const char *win, const char *name, size_t n, size_t tp,
 	       nun);
 }
 
-enum { R_MODEL, R_NODROP, R_KEYWORD, R_TAGS, R_TIERED, R_TAGS_KW, R_MKW,
-       R_DEPS, R_DEMOTE, R_FIXWORD, R_SERIES, R_CITES, R_SIGS, R_HINT,
-       R_HCI, R_HBUILD, R_HWORDS, R_HPRE, R_HCIPRE, R_HCIWORDS, NRANK };
+enum {
+	R_MODEL,
+	R_NODROP,
+	R_KEYWORD,
+	R_TAGS,
+	R_TIERED,
+	R_TAGS_KW,
+	R_MKW,
+	R_DEPS,
+	R_DEMOTE,
+	R_FIXWORD,
+	R_SERIES,
+	R_CITES,
+	R_SIGS,
+	R_HINT,
+	R_HCI,
+	R_HBUILD,
+	R_HWORDS,
+	R_HPRE,
+	R_HCIPRE,
+	R_HCIWORDS,
+	NRANK
+};
 
 static const char *const rname[NRANK] = {
-	"model", "model-nodrop", "keyword", "tags+model", "tiered",
-	"tags+model+kw", "model+kw", "tiered+deps", "tiered-demote",
-	"tiered+fixword", "tiered+series", "tiered+cites", "tiered+all",
-	"tiered+hint", "tiered+hint+ci", "tiered+hint+build",
-	"tiered+hint+words", "tiered+hint+prereq", "tiered+hint+ci+prereq",
+	"model",
+	"model-nodrop",
+	"keyword",
+	"tags+model",
+	"tiered",
+	"tags+model+kw",
+	"model+kw",
+	"tiered+deps",
+	"tiered-demote",
+	"tiered+fixword",
+	"tiered+series",
+	"tiered+cites",
+	"tiered+all",
+	"tiered+hint",
+	"tiered+hint+ci",
+	"tiered+hint+build",
+	"tiered+hint+words",
+	"tiered+hint+prereq",
+	"tiered+hint+ci+prereq",
 	"tiered+hint+ci+words",
 };
 
 /* The untagged-backport signals, each counted over untagged candidates. */
-enum { S_FIXWORD, S_SERIES, S_SERIES4, S_CITES, S_REVERT, S_FIXEDBY,
-       S_CI, S_COMP, S_WORDS, S_FILES, S_COMPFILES, S_BUILD, S_PREREQ,
-       NSIG };
-
-static const char *const sname[NSIG] = {
-	"sig-fixword", "sig-series", "sig-series-le4", "sig-cites",
-	"sig-revert", "sig-fixed-by-tagged", "sig-build-ci", "sig-build-comp",
-	"sig-build-words", "sig-build-files", "sig-build-comp-files",
-	"sig-build-any", "sig-prereq",
+enum {
+	S_FIXWORD,
+	S_SERIES,
+	S_SERIES4,
+	S_CITES,
+	S_REVERT,
+	S_FIXEDBY,
+	S_CI,
+	S_COMP,
+	S_WORDS,
+	S_FILES,
+	S_COMPFILES,
+	S_BUILD,
+	S_PREREQ,
+	NSIG
 };
 
-static void window(git_repository *repo, struct dataset *ds,
-		   struct pt_model *m, char *spec)
+static const char *const sname[NSIG] = {
+	"sig-fixword",	   "sig-series",	   "sig-series-le4",
+	"sig-cites",	   "sig-revert",	   "sig-fixed-by-tagged",
+	"sig-build-ci",	   "sig-build-comp",	   "sig-build-words",
+	"sig-build-files", "sig-build-comp-files", "sig-build-any",
+	"sig-prereq",
+};
+
+static void window(git_repository *repo, struct dataset *ds, struct pt_model *m,
+		   char *spec)
 {
 	char *save = NULL;
 	char *name = strtok_r(spec, ",", &save),
@@ -325,9 +373,10 @@ static void window(git_repository *repo, struct dataset *ds,
 	fixedby = calloc(facts->n + 1, 1);
 	/* untagged commits that a tagged candidate of the range fixes */
 	for (i = 0; i < facts->n; i++)
-		for (j = 0; stable_is_candidate(facts, i) &&
-			    stable_tier(&facts->c[i]) &&
-			    j < facts->c[i].ntargets; j++) {
+		for (j = 0;
+		     stable_is_candidate(facts, i) &&
+		     stable_tier(&facts->c[i]) && j < facts->c[i].ntargets;
+		     j++) {
 			size_t t;
 
 			for (t = 0; t < i; t++)
@@ -372,13 +421,17 @@ static void window(git_repository *repo, struct dataset *ds,
 		ndrop_tp += c->dropped && truth;
 		if (c->dropped && truth)
 			/* the drop was wrong: say what it judged by */
-			fprintf(stderr, "%s: dropped but backported: %.12s "
-				"(fixes %.12s) %s\n", name, c->id,
-				c->ntargets ? c->targets[0] : "-", c->subject);
+			fprintf(stderr,
+				"%s: dropped but backported: %.12s "
+				"(fixes %.12s) %s\n",
+				name, c->id, c->ntargets ? c->targets[0] : "-",
+				c->subject);
 		if (truth && !tagged)
-			fprintf(stderr, "%s: untagged backport: %s p=%.3f "
-				"kw=%.3f pre=%d dropped=%d %s\n", name, c->id,
-				pv[i], kv[i], pre[i], c->dropped, c->subject);
+			fprintf(stderr,
+				"%s: untagged backport: %s p=%.3f "
+				"kw=%.3f pre=%d dropped=%d %s\n",
+				name, c->id, pv[i], kv[i], pre[i], c->dropped,
+				c->subject);
 		any = 0;
 		sig[S_FIXWORD] = c->fix_subject;
 		sig[S_SERIES] = c->has_sibling;
@@ -403,14 +456,15 @@ static void window(git_repository *repo, struct dataset *ds,
 			any |= sig[j] && j <= S_REVERT && j != S_SERIES4;
 		}
 		if (truth && !tagged)
-			fprintf(stderr, "%s: untagged backport signals: %.12s "
+			fprintf(stderr,
+				"%s: untagged backport signals: %.12s "
 				"fixword=%d series=%d(%zu) cites=%d revert=%d "
 				"fixedby=%d ci=%d comp=%d words=%d files=%d "
-				"prereq=%d\n", name, c->id, sig[S_FIXWORD],
-				c->has_sibling, c->series_len, sig[S_CITES],
-				sig[S_REVERT], sig[S_FIXEDBY], sig[S_CI],
-				sig[S_COMP], sig[S_WORDS], sig[S_FILES],
-				sig[S_PREREQ]);
+				"prereq=%d\n",
+				name, c->id, sig[S_FIXWORD], c->has_sibling,
+				c->series_len, sig[S_CITES], sig[S_REVERT],
+				sig[S_FIXEDBY], sig[S_CI], sig[S_COMP],
+				sig[S_WORDS], sig[S_FILES], sig[S_PREREQ]);
 		nk += tagged && !c->dropped;
 		nk_tp += tagged && !c->dropped && truth;
 		npre += pre[i];
@@ -429,37 +483,40 @@ static void window(git_repository *repo, struct dataset *ds,
 		it[R_TIERED][i].score = stable_tier(c) + pv[i];
 		/* tiers 2 apart: room for the prerequisites, and for the
 		   dropped tagged commits after all kept tagged ones */
-		it[R_DEPS][i].score = stable_tier(c) ? 2 * stable_tier(c) + pv[i]
-				      : pre[i] ? 1 + pv[i] : pv[i];
-		it[R_DEMOTE][i].score = c->dropped && stable_tier(c) ? 1 + pv[i]
-				        : 2 * stable_tier(c) + pv[i];
+		it[R_DEPS][i].score = stable_tier(c)
+					      ? 2 * stable_tier(c) + pv[i]
+				      : pre[i] ? 1 + pv[i]
+					       : pv[i];
+		it[R_DEMOTE][i].score = c->dropped && stable_tier(c)
+						? 1 + pv[i]
+						: 2 * stable_tier(c) + pv[i];
 		/* a signal puts an untagged candidate after the tagged */
-		it[R_FIXWORD][i].score = 2 * stable_tier(c) +
-					 (sig[S_FIXWORD] ? 1 : 0) + pv[i];
-		it[R_HINT][i].score = 2 * stable_tier(c) +
-				      (stable_hint(c) ? 1 : 0) + pv[i];
-		it[R_SERIES][i].score = 2 * stable_tier(c) +
-					(sig[S_SERIES] ? 1 : 0) + pv[i];
-		it[R_CITES][i].score = 2 * stable_tier(c) +
-				       (sig[S_CITES] ? 1 : 0) + pv[i];
-		it[R_SIGS][i].score = 2 * stable_tier(c) + (any ? 1 : 0) +
-				      pv[i];
+		it[R_FIXWORD][i].score =
+			2 * stable_tier(c) + (sig[S_FIXWORD] ? 1 : 0) + pv[i];
+		it[R_HINT][i].score =
+			2 * stable_tier(c) + (stable_hint(c) ? 1 : 0) + pv[i];
+		it[R_SERIES][i].score =
+			2 * stable_tier(c) + (sig[S_SERIES] ? 1 : 0) + pv[i];
+		it[R_CITES][i].score =
+			2 * stable_tier(c) + (sig[S_CITES] ? 1 : 0) + pv[i];
+		it[R_SIGS][i].score =
+			2 * stable_tier(c) + (any ? 1 : 0) + pv[i];
 		/* the hint first, then the signal, then the rest */
 		lvl = stable_hint(c) ? 2 : 0;
-		it[R_HCI][i].score = 3 * stable_tier(c) + pv[i] +
-				     (lvl ? lvl : sig[S_CI]);
-		it[R_HBUILD][i].score = 3 * stable_tier(c) + pv[i] +
-					(lvl ? lvl : sig[S_BUILD]);
-		it[R_HWORDS][i].score = 3 * stable_tier(c) + pv[i] +
-					(lvl ? lvl : sig[S_WORDS]);
+		it[R_HCI][i].score =
+			3 * stable_tier(c) + pv[i] + (lvl ? lvl : sig[S_CI]);
+		it[R_HBUILD][i].score =
+			3 * stable_tier(c) + pv[i] + (lvl ? lvl : sig[S_BUILD]);
+		it[R_HWORDS][i].score =
+			3 * stable_tier(c) + pv[i] + (lvl ? lvl : sig[S_WORDS]);
 		it[R_HPRE][i].score = 3 * stable_tier(c) + pv[i] +
 				      (lvl ? lvl : sig[S_PREREQ]);
-		it[R_HCIPRE][i].score = 3 * stable_tier(c) + pv[i] +
-					(lvl ? lvl : sig[S_CI] ||
-					 sig[S_PREREQ]);
-		it[R_HCIWORDS][i].score = 3 * stable_tier(c) + pv[i] +
-					  (lvl ? lvl : sig[S_CI] ||
-					   sig[S_WORDS]);
+		it[R_HCIPRE][i].score =
+			3 * stable_tier(c) + pv[i] +
+			(lvl ? lvl : sig[S_CI] || sig[S_PREREQ]);
+		it[R_HCIWORDS][i].score =
+			3 * stable_tier(c) + pv[i] +
+			(lvl ? lvl : sig[S_CI] || sig[S_WORDS]);
 		it[R_TAGS_KW][i].score = tagged ? 1 + mix : mix;
 		it[R_MKW][i].score = mix;
 		it[R_NODROP][i].score = pv[i];
@@ -470,8 +527,8 @@ static void window(git_repository *repo, struct dataset *ds,
 				it[j][i].score = -1;
 	}
 	printf("%s,info,%zu,commits,%zu,backported,%zu,untagged,%zu,dropped,"
-	       "%zu,unmined,%zu,dropped_backported\n", name, facts->n, ntruth,
-	       nun, ndrop, missing, ndrop_tp);
+	       "%zu,unmined,%zu,dropped_backported\n",
+	       name, facts->n, ntruth, nun, ndrop, missing, ndrop_tp);
 	set_row(name, "cc-stable", ncc, ncc_tp, ntruth, 0, nun);
 	set_row(name, "tagged", nt, nt_tp, ntruth, 0, nun);
 	set_row(name, "tagged-kept", nk, nk_tp, ntruth, 0, nun);
