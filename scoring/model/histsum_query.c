@@ -156,6 +156,21 @@ static const unsigned char *rows_of(sqlite3_stmt *st, size_t sz, size_t *n)
 	return *n ? r : NULL;
 }
 
+/* The hist_files records of PATH dated before DATE (*end of them). */
+static const unsigned char *file_rows(struct histsum *h, const char *path,
+				      int64_t date, size_t *end)
+{
+	sqlite3_stmt *st = q(h, H_FILE);
+	const unsigned char *r;
+	size_t n;
+
+	sqlite3_bind_int64(st, 1, h->repo_id);
+	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+	r = rows_of(st, FROW, &n);
+	*end = r ? before(r, n, FROW, date) : 0;
+	return r;
+}
+
 static int64_t person_id(struct histsum *h, const char *email)
 {
 	sqlite3_stmt *st = q(h, H_PERSON);
@@ -220,7 +235,7 @@ int histsum_files(struct histsum *h, const struct patch *p, int64_t date,
 		  float *t)
 {
 	double lt = 0, age = 0;
-	size_t i, k, n, end, nold = 0;
+	size_t i, k, end, nold = 0;
 	int rc = 0;
 
 	idset_clear(&h->a);
@@ -229,16 +244,11 @@ int histsum_files(struct histsum *h, const struct patch *p, int64_t date,
 		const struct patch_file *f = &p->files[i];
 		const char *path = file_path(f);
 		const unsigned char *r, *last;
-		sqlite3_stmt *st;
 		double d;
 
 		if (!path || f->status == PATCH_FILE_ADDED)
 			continue;
-		st = q(h, H_FILE);
-		sqlite3_bind_int64(st, 1, h->repo_id);
-		sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
-		r = rows_of(st, FROW, &n);
-		end = r ? before(r, n, FROW, date) : 0;
+		r = file_rows(h, path, date, &end);
 		if (!end)
 			continue;
 		/* the newest change before DATE: its age and lines */
@@ -316,7 +326,7 @@ static int file_bugs(struct histsum *h, const struct patch *p, int64_t date,
 		     float *t)
 {
 	double bugs = 0, fixes = 0;
-	size_t i, k, n, end;
+	size_t i, k, end;
 	int rc = 0;
 
 	idset_clear(&h->a);
@@ -324,15 +334,10 @@ static int file_bugs(struct histsum *h, const struct patch *p, int64_t date,
 		const struct patch_file *f = &p->files[i];
 		const char *path = file_path(f);
 		const unsigned char *r;
-		sqlite3_stmt *st;
 
 		if (!path || f->status == PATCH_FILE_ADDED)
 			continue;
-		st = q(h, H_FILE);
-		sqlite3_bind_int64(st, 1, h->repo_id);
-		sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
-		r = rows_of(st, FROW, &n);
-		end = r ? before(r, n, FROW, date) : 0;
+		r = file_rows(h, path, date, &end);
 		k = end > MAX_FILE_ROWS ? end - MAX_FILE_ROWS : 0;
 		for (; k < end && rc >= 0; k++) {
 			const unsigned char *row = r + k * FROW;
