@@ -33,7 +33,8 @@ static json_t *reason_json(const struct explain_reason *r)
 
 /*
  * {"fix": {"p", "model", "bias", "features": [every tabular column the
- * model uses], "text": [the text model's part: the patch's strongest
+ * model uses; columns that say the same thing are one row, named by the
+ * first, their weights summed], "text": [the text model's part: the patch's strongest
  * words and code tokens, then "text.other"]}, "risk": {...}, "history":
  * bool}; bias plus every weight of both lists is the log-odds.
  */

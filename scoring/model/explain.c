@@ -461,6 +461,29 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
 	return rc;
 }
 
+/*
+ * Rows that say the same thing become one, their weights summed, so the
+ * rows and the bias still add up to the log-odds (the newest tag being
+ * the release makes proc.days_since_tag and proc.days_since_release one
+ * sentence).  The first row keeps its column.
+ */
+static void merge_same(struct explain_reason *r, size_t *n)
+{
+	size_t i, j, m;
+
+	for (i = 0; i < *n; i++) {
+		for (j = i + 1, m = i + 1; j < *n; j++) {
+			if (!strcmp(r[i].text, r[j].text)) {
+				r[i].weight += r[j].weight;
+				free(r[j].text);
+			} else {
+				r[m++] = r[j];
+			}
+		}
+		*n = m;
+	}
+}
+
 int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		const struct pt_model *m, const struct feat_vec *v)
 {
@@ -494,6 +517,7 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		*n = 0;
 		return rc;
 	}
+	merge_same(r, n);
 	if (*n)
 		qsort(r, *n, sizeof(*r), cmp_weight);
 	*out = r;

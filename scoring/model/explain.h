@@ -34,8 +34,9 @@ struct explain_reason {
  * changelog, a word of the added or removed code, or the subject's
  * prefix, at most 12, and one "text.other" row for function words and
  * the rest (v must come from feat_compute(..., FEAT_NAMES) for tokens to
- * have words).  *bias: the rest of the log-odds; bias plus every row's
- * weight is the model's log-odds.
+ * have words).  Rows whose sentences are the same are one row, their
+ * weights summed (the first keeps its column).  *bias: the rest of the
+ * log-odds; bias plus every row's weight is the model's log-odds.
  */
 int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		const struct pt_model *m, const struct feat_vec *v);

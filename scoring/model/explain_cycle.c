@@ -9,6 +9,7 @@
 #include "scoring/model/explain.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "scoring/history/cycle.h"
 
@@ -54,8 +55,13 @@ int explain_cycle(struct buf *b, enum feat_id id, double x,
 				verb(v), tag, x > 0 ? "a" : "not a",
 				CYCLE_LATE_RC);
 	case FEAT_DAYS_TAG:
-		return buf_addf(b, "%s %.1f days after the mainline's %s tag",
-				verb(v), x, tag);
+		if (!v->release || strcmp(v->release, tag))
+			return buf_addf(b,
+					"%s %.1f days after the mainline's %s "
+					"tag",
+					verb(v), x, tag);
+		/* the newest tag is the release: one fact, one sentence */
+		/* fall through */
 	case FEAT_DAYS_RELEASE:
 		return buf_addf(b,
 				"%s %.1f days after the mainline's %s "

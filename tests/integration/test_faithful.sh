@@ -56,5 +56,9 @@ lies = [{"reason": "changelog says 'xyzzy'", "feature": "text"},
 for r in lies:
     kind, ok = ck.check_reason(repo, cm, r, {"size.lines_added": 3}, {})
     assert ok is False, (r, kind, ok)
+twice = {"features": [{"reason": "posted 1.0 days after the mainline's "
+                          "v1.6 release"}] * 2, "text": []}
+assert ck.duplicates(twice, []), "a sentence stated twice passes"
+assert not ck.duplicates({"features": twice["features"][:1]}, [])
 PY
 finish

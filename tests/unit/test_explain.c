@@ -363,6 +363,15 @@ static void test_cycle_sentences(void **state)
 	u = cycle_text(FEAT_RC, 6, &v);
 	assert_string_equal(u, "posted while the mainline was at v6.8-rc6");
 	free(u);
+	/* the newest tag is the release: the two day counts are one fact */
+	v.release_tag = v.release = "v6.8";
+	u = cycle_text(FEAT_DAYS_TAG, 3.5, &v);
+	assert_string_equal(u, "posted 3.5 days after the mainline's v6.8 "
+			       "release");
+	free(t[3]);
+	t[3] = cycle_text(FEAT_DAYS_RELEASE, 3.5, &v);
+	assert_string_equal(u, t[3]);
+	free(u);
 	/* no mainline tag before it: each column says so in its own words */
 	v.release_tag = v.release = NULL;
 	for (i = 0; i < 4; i++) {

@@ -23,6 +23,9 @@ that score shows against the commit itself:
   column (YES_NO) says yes when its value is 1 and its negation ("not a
   revert", "changes more than tests") when 0.
 
+No sentence may be stated twice, among the reasons score shows or among
+explain's rows (each one such is a false statement too).
+
 A reason that matches none of these forms is counted as unchecked and
 listed.  Prints the counts and every false statement, and exits 1 if
 there is any false statement (2 on a usage or tool error).
@@ -229,6 +232,20 @@ def check_reason(repo, cm, r, values, cache):
     return 'unchecked', None
 
 
+def duplicates(expl, shown):
+    """Sentences stated twice: among explain's rows (every column and
+    token) or among the reasons score shows."""
+    out = []
+    for rows in ([r['reason'] for r in expl.get('features', []) +
+                  expl.get('text', [])], [r['reason'] for r in shown]):
+        seen = set()
+        for t in rows:
+            if t in seen:
+                out.append(t)
+            seen.add(t)
+    return out
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__.split('\n\n')[0], file=sys.stderr)
@@ -249,6 +266,8 @@ def main():
             continue
         cm = Commit(repo, c)
         for task in ('fix', 'risk'):
+            for d in duplicates(e.get(task, {}), s['reasons'].get(task, [])):
+                false.append(f'{c[:12]} {task}: "{d}" stated twice')
             values = {f['feature']: f['value']
                       for f in e.get(task, {}).get('features', [])}
             for r in s['reasons'].get(task, []):
