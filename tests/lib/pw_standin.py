@@ -25,7 +25,11 @@ Faults can be set at run time too: POST /__control__ with a JSON object
  "retry_after": S, "truncate_next": N, "html_next": N, "reset_next": N,
  "drop_response_next": N (carry the request out, then reset instead of
  answering), "mbox_short_next": N (the next N series mboxes leave out
- their first patch, as a mail Patchwork cannot render), "match": "substring of the path the faults apply to",
+ their first patch, as a mail Patchwork cannot render), "canned_next": N
+ with "canned": {"status": S, "headers": {...}, "body": "..."} (the next
+ N answers are that one, "{url}" in a header replaced by the request's
+ own URL: hostile answers such as a Link to self or a foreign redirect),
+ "match": "substring of the path the faults apply to",
  "method": "POST" (only that method), "clear": true,
  "import": "<raw mail>", "freeze_clock": "2026-12-03T07:00:00" | null}.
 GET /__control__ returns the counters.  --record appends one JSON line per
@@ -844,7 +848,8 @@ store = None
 faults = {'delay_ms': 0, 'fail_next': 0, 'fail_status': 500,
           'rate_limit_next': 0, 'retry_after': 1, 'truncate_next': 0,
           'html_next': 0, 'html_status': 502, 'reset_next': 0,
-          'drop_response_next': 0, 'mbox_short_next': 0, 'match': '',
+          'drop_response_next': 0, 'mbox_short_next': 0,
+          'canned_next': 0, 'canned': None, 'match': '',
           'method': '', 'served': 0, 'faulted': 0}
 faults_lock = threading.Lock()
 record_file = None
@@ -932,6 +937,15 @@ class Handler(BaseHTTPRequestHandler):
             with open(record_file, 'a') as f:
                 f.write(line + '\n')
 
+    def send_canned(self, c):
+        """The canned answer of the canned_next fault."""
+        me = self.base() + self.path
+        hdrs = {k: v.replace('{url}', me)
+                for k, v in (c.get('headers') or {}).items()}
+        ctype = hdrs.pop('Content-Type', 'application/json')
+        return self.send(c.get('status', 200), c.get('body', ''), ctype,
+                         extra=hdrs)
+
     def send(self, status, body=b'', ctype='application/json', extra=None,
              allow=None):
         if self.discard:
@@ -981,7 +995,7 @@ class Handler(BaseHTTPRequestHandler):
             delay = faults['delay_ms']
             for key in ('reset_next', 'fail_next', 'rate_limit_next',
                         'html_next', 'truncate_next',
-                        'drop_response_next'):
+                        'drop_response_next', 'canned_next'):
                 if faults[key] > 0:
                     faults[key] -= 1
                     faults['faulted'] += 1
@@ -1026,6 +1040,8 @@ class Handler(BaseHTTPRequestHandler):
                              '</head><body><h1>Bad Gateway</h1><p>The '
                              'proxy received an invalid response.</p>'
                              '</body></html>\n', 'text/html; charset=utf-8')
+        if fault == 'canned_next':
+            return self.send_canned(faults['canned'] or {})
         if fault == 'truncate_next':
             self.truncate = True
         if fault == 'drop_response_next':
@@ -1084,7 +1100,8 @@ class Handler(BaseHTTPRequestHandler):
                 if req.get('clear'):
                     for k in ('delay_ms', 'fail_next', 'rate_limit_next',
                               'truncate_next', 'html_next', 'reset_next',
-                              'drop_response_next', 'mbox_short_next'):
+                              'drop_response_next', 'mbox_short_next',
+                              'canned_next'):
                         faults[k] = 0
                     faults['match'] = faults['method'] = ''
                 for k in faults:
