@@ -2,10 +2,10 @@
  * patchwork.c - the Patchwork REST client (see patchwork.h): client
  * setup and configuration, the mapping from Patchwork's answers to clear
  * errors (403 "Invalid token." versus a user who maintains nothing, 400
- * field errors, 404 with the URL), API version negotiation, the
- * Link-header walk that every list goes through (only to the same
- * server, so the token never leaves it), JSON helpers and dates.
- * Events are pw_events.c's, series and mboxes pw_series.c's, checks
+ * field errors, 404 with the URL), API version negotiation, URLs
+ * resolved only on this server (so the token never leaves it), JSON
+ * helpers and dates.  The Link-header walk of lists is pw_list.c's,
+ * events pw_events.c's, series and mboxes pw_series.c's, checks
  * pw_checks.c's; what they share is in patchwork_int.h.
  */
 #include "bot/patchwork/patchwork.h"
@@ -313,8 +313,8 @@ int pw_parse_json(const char *url, const struct http_response *r, json_t **out)
 	return rc;
 }
 
-static int get_json_url(struct pw *pw, const char *url, json_t **out,
-			struct http_response *r)
+int pw_get_json_url(struct pw *pw, const char *url, json_t **out,
+		    struct http_response *r)
 {
 	int rc;
 
@@ -341,7 +341,7 @@ int pw_api_version(struct pw *pw, const char **out)
 	http_response_init(&r);
 	rc = buf_addf(&url, "%s/api/", pw->base);
 	if (!rc)
-		rc = get_json_url(pw, url.ptr, &j, &r);
+		rc = pw_get_json_url(pw, url.ptr, &j, &r);
 	if (!rc && !json_object_get(j, "patches"))
 		rc = pt_error_set(PT_EINVAL,
 				  "'%s' does not look like Patchwork: no "
@@ -391,7 +391,7 @@ int pw_get_json(struct pw *pw, const char *path, json_t **out)
 	http_response_init(&r);
 	rc = pw_resolve(pw, path, &url);
 	if (!rc)
-		rc = get_json_url(pw, url, out, &r);
+		rc = pw_get_json_url(pw, url, out, &r);
 	http_response_clear(&r);
 	free(url);
 	return rc;
@@ -422,125 +422,6 @@ out:
 	http_response_clear(&r);
 	free(abs);
 	return rc;
-}
-
-char *pw_link_next(const char *link)
-{
-	const char *p = link, *lt, *gt, *end;
-
-	while (p && (lt = strchr(p, '<'))) {
-		gt = strchr(lt, '>');
-		if (!gt)
-			return NULL;
-		end = strchr(gt, '<');
-		if (!end)
-			end = gt + strlen(gt);
-		/* the parameters between '>' and the next '<' */
-		{
-			char *params =
-				pt_strndup(gt + 1, (size_t)(end - gt - 1));
-			int hit;
-
-			if (!params)
-				return NULL;
-			hit = strstr(params, "rel=\"next\"") ||
-			      strstr(params, "rel=next");
-			free(params);
-			if (hit)
-				return pt_strndup(lt + 1,
-						  (size_t)(gt - lt - 1));
-		}
-		p = end;
-	}
-	return NULL;
-}
-
-/* Add per_page to a URL that has none. */
-static int with_per_page(struct pw *pw, const char *url, char **out)
-{
-	struct buf b = BUF_INIT;
-
-	if (buf_addstr(&b, url))
-		return PT_ENOMEM;
-	if (!strstr(url, "per_page=") &&
-	    buf_addf(&b, "%cper_page=%u", strchr(url, '?') ? '&' : '?',
-		     pw->per_page))
-		return PT_ENOMEM;
-	*out = buf_detach(&b, NULL);
-	return 0;
-}
-
-int pw_walk_list(struct pw *pw, const char *path, pw_page_cb cb, void *ctx)
-{
-	struct http_response r;
-	char *url = NULL, *abs = NULL, *next;
-	json_t *page = NULL;
-	size_t items = 0;
-	int rc;
-
-	http_response_init(&r);
-	rc = pw_resolve(pw, path, &abs);
-	if (!rc)
-		rc = with_per_page(pw, abs, &url);
-	while (!rc && url) {
-		http_response_clear(&r);
-		rc = get_json_url(pw, url, &page, &r);
-		if (rc)
-			break;
-		if (!json_is_array(page)) {
-			rc = pt_error_set(PT_EINVAL,
-					  "patchwork sent no list for '%s'",
-					  url);
-			break;
-		}
-		items += json_array_size(page);
-		if (items > PW_MAX_LIST_ITEMS) {
-			rc = pt_error_set(PT_ETOOBIG,
-					  "patchwork list '%s' has more than "
-					  "%u items",
-					  abs, PW_MAX_LIST_ITEMS);
-			break;
-		}
-		rc = cb(page, ctx);
-		json_decref(page);
-		page = NULL;
-		if (rc)
-			break;
-		next = r.link ? pw_link_next(r.link) : NULL;
-		free(url);
-		url = NULL;
-		if (next) {
-			rc = pw_resolve(pw, next, &url);
-			free(next);
-		}
-	}
-	json_decref(page);
-	http_response_clear(&r);
-	free(url);
-	free(abs);
-	return rc;
-}
-
-static int collect(json_t *items, void *ctx)
-{
-	return json_array_extend(ctx, items) ? PT_ENOMEM : 0;
-}
-
-int pw_get_list(struct pw *pw, const char *path, json_t **out)
-{
-	json_t *all = json_array();
-	int rc;
-
-	*out = NULL;
-	if (!all)
-		return PT_ENOMEM;
-	rc = pw_walk_list(pw, path, collect, all);
-	if (rc) {
-		json_decref(all);
-		return rc;
-	}
-	*out = all;
-	return 0;
 }
 
 /* ---- dates --------------------------------------------------------- */

@@ -2,8 +2,8 @@
  * patchwork_int.h - what the Patchwork client's files share: the client
  * itself, the JSON helpers, requests with Patchwork's errors and the
  * Link-header walk.  Private to bot/patchwork: included only by
- * patchwork.c, pw_events.c, pw_series.c and pw_checks.c; the API is
- * patchwork.h.
+ * patchwork.c, pw_list.c, pw_events.c, pw_series.c and pw_checks.c; the
+ * API is patchwork.h.
  */
 #ifndef PT_PATCHWORK_INT_H
 #define PT_PATCHWORK_INT_H
@@ -42,6 +42,10 @@ int pw_request(struct pw *pw, const char *method, const char *url,
 	       const char *body, int once, struct http_response *r);
 /* r's body as JSON (*out fresh), or an error naming url. */
 int pw_parse_json(const char *url, const struct http_response *r, json_t **out);
+
+/* GET url (with retries) and its body as JSON (*out fresh). */
+int pw_get_json_url(struct pw *pw, const char *url, json_t **out,
+		    struct http_response *r);
 
 typedef int (*pw_page_cb)(json_t *items, void *ctx);
 /* Every page of the list at path to cb, following rel="next". */
