@@ -22,6 +22,7 @@
 
 #define PW_DEFAULT_DESCRIPTION_MAX 2000u
 #define PW_MAX_LIST_ITEMS 1000000u /* items one list walk may return */
+#define PW_MAX_LIST_PAGES 20000u   /* pages one list walk may fetch */
 
 struct pw_opts {
 	const char *url;	 /* e.g. "https://patchwork.kernel.org" */

@@ -48,7 +48,12 @@ int pw_get_json_url(struct pw *pw, const char *url, json_t **out,
 		    struct http_response *r);
 
 typedef int (*pw_page_cb)(json_t *items, void *ctx);
-/* Every page of the list at path to cb, following rel="next". */
+/*
+ * Every page of the list at path to cb, following rel="next" on this
+ * server: never to a page fetched before in the walk, at most
+ * PW_MAX_LIST_PAGES, and no further once the bot is asked to stop
+ * (PT_EAGAIN).
+ */
 int pw_walk_list(struct pw *pw, const char *path, pw_page_cb cb, void *ctx);
 
 #endif

@@ -1,0 +1,120 @@
+/*
+ * test_pw_hostile.c - the Patchwork client against hostile answers of
+ * the stand-in (its canned_next fault): a Link to the same page or back
+ * to an earlier one, and a stop request between pages.
+ * Each case is bounded (few canned answers, a 3 s client timeout and an
+ * alarm for the whole program).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bot/patchwork/patchwork.h"
+#include "bot/sys/daemon.h"
+#include "pwsim.h"
+
+#define TOKEN "tok-bot-5f0e9c1d2a7b"
+
+static struct pwsim sim;
+
+static struct pw *client(unsigned per_page)
+{
+	struct pw *pw = pwsim_client(&sim, TOKEN, per_page, 40);
+
+	assert_non_null(pw);
+	return pw;
+}
+
+/* Serve n canned answers on paths holding match. */
+static void canned(const char *match, int n, int status, const char *hdrs,
+		   const char *body)
+{
+	char json[4096];
+
+	snprintf(json, sizeof(json),
+		 "{\"clear\": true, \"match\": \"%s\", \"canned_next\": %d, "
+		 "\"canned\": {\"status\": %d, \"headers\": {%s}, "
+		 "\"body\": \"%s\"}}",
+		 match, n, status, hdrs, body);
+	assert_int_equal(pwsim_control(&sim, json), 0);
+}
+
+static void clear(void)
+{
+	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
+}
+
+static void test_link_to_self(void **state)
+{
+	struct pw *pw = client(0);
+	json_t *j = NULL;
+	int before = pwsim_count(&sim, "GET", "/projects/");
+
+	(void)state;
+	/* the body: one project, so that only the Link is wrong */
+	canned("/api/1.3/projects/", 20, 200,
+	       "\"Link\": \"<{url}>; rel=\\\"next\\\"\"", "[{\\\"id\\\": 1}]");
+	assert_int_equal(pw_get_list(pw, "projects/", &j), PT_EINVAL);
+	assert_null(j);
+	assert_non_null(strstr(pt_error_last(), sim.url));
+	assert_non_null(strstr(pt_error_last(), "already fetched"));
+	assert_int_equal(pwsim_count(&sim, "GET", "/projects/") - before, 1);
+	clear();
+	pw_free(pw);
+}
+
+static void test_link_back(void **state)
+{
+	struct pw *pw = client(1);
+	json_t *j = NULL;
+	char hdr[512];
+
+	(void)state;
+	/* page 2 links back to page 1 */
+	snprintf(hdr, sizeof(hdr),
+		 "\"Link\": \"<%s/api/1.3/events/?project=test&per_page=1>; "
+		 "rel=\\\"next\\\"\"",
+		 sim.url);
+	canned("page=2", 20, 200, hdr, "[{\\\"id\\\": 1}]");
+	assert_int_equal(pw_get_list(pw, "events/?project=test", &j),
+			 PT_EINVAL);
+	assert_null(j);
+	assert_non_null(strstr(pt_error_last(), "already fetched"));
+	clear();
+	pw_free(pw);
+}
+
+/* Last: the stop flag cannot be taken back. */
+static void test_stop_between_pages(void **state)
+{
+	struct pw *pw = client(1);
+	json_t *j = NULL;
+	int before = pwsim_count(&sim, "GET", "/events/");
+
+	(void)state;
+	daemon_request_stop();
+	assert_int_equal(pw_get_list(pw, "events/?project=test", &j),
+			 PT_EAGAIN);
+	assert_null(j);
+	assert_non_null(strstr(pt_error_last(), "stop"));
+	assert_true(pwsim_count(&sim, "GET", "/events/") - before <= 1);
+	pw_free(pw);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_link_to_self),
+		cmocka_unit_test(test_link_back),
+		cmocka_unit_test(test_stop_between_pages),
+	};
+
+	alarm(120); /* a walk that never ends must not hang the suite */
+	return PWSIM_MAIN(&sim, tests);
+}
