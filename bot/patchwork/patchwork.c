@@ -2,11 +2,12 @@
  * patchwork.c - the Patchwork REST client (see patchwork.h): client
  * setup and configuration, the mapping from Patchwork's answers to clear
  * errors (403 "Invalid token." versus a user who maintains nothing, 400
- * field errors, 404 with the URL), API version negotiation, URLs
- * resolved only on this server (so the token never leaves it), JSON
- * helpers and dates.  The Link-header walk of lists is pw_list.c's,
- * events pw_events.c's, series and mboxes pw_series.c's, checks
- * pw_checks.c's; what they share is in patchwork_int.h.
+ * field errors, 404 with the URL, an unexpected redirect), API version
+ * negotiation, URLs resolved only on this server (so the token never
+ * leaves it), JSON helpers and dates.  The Link-header walk of lists
+ * is pw_list.c's, events pw_events.c's, series and mboxes
+ * pw_series.c's, checks pw_checks.c's; what they share is in
+ * patchwork_int.h.
  */
 #include "bot/patchwork/patchwork.h"
 
@@ -172,7 +173,7 @@ static void field_errors(struct buf *b, const json_t *j, const char *raw)
 	}
 }
 
-/* Turn a non-2xx answer into an error; 0 for 2xx/3xx. */
+/* Turn a non-2xx answer into an error; 0 for 2xx. */
 static int answer_error(struct pw *pw, const char *url,
 			const struct http_response *r)
 {
@@ -182,7 +183,7 @@ static int answer_error(struct pw *pw, const char *url,
 	char *u;
 	int rc;
 
-	if (r->status >= 200 && r->status < 400)
+	if (r->status >= 200 && r->status < 300)
 		return 0;
 	u = http_url_for_message(url);
 	if (!u)
@@ -214,6 +215,12 @@ static int answer_error(struct pw *pw, const char *url,
 		rc = pt_error_set(PT_ENOTFOUND,
 				  "patchwork has no '%s' (404%s%s)", u,
 				  detail ? ": " : "", detail ? detail : "");
+	else if (r->status >= 300 && r->status < 400)
+		rc = pt_error_set(PT_ENET,
+				  "patchwork '%s' answered HTTP %ld, an "
+				  "unexpected redirect (to '%s')",
+				  u, r->status,
+				  r->location ? r->location : "nowhere");
 	else if (r->status == 401)
 		rc = pt_error_set(PT_EAUTH,
 				  "patchwork '%s' asks for authentication on "

@@ -1,7 +1,8 @@
 /*
  * test_pw_hostile.c - the Patchwork client against hostile answers of
  * the stand-in (its canned_next fault): a Link to the same page or back
- * to an earlier one, and a stop request between pages.
+ * to an earlier one, a stop request between pages, and a redirect
+ * where JSON was expected.
  * Each case is bounded (few canned answers, a 3 s client timeout and an
  * alarm for the whole program).
  */
@@ -90,6 +91,22 @@ static void test_link_back(void **state)
 	pw_free(pw);
 }
 
+static void test_json_redirect(void **state)
+{
+	struct pw *pw = client(0);
+	json_t *j = NULL;
+
+	(void)state;
+	canned("/api/1.3/patches/1/", 1, 302, "\"Location\": \"/login/\"", "");
+	assert_int_equal(pw_get_json(pw, "patches/1/", &j), PT_ENET);
+	assert_null(j);
+	assert_null(strstr(pt_error_last(), "invalid JSON"));
+	assert_non_null(strstr(pt_error_last(), "HTTP 302"));
+	assert_non_null(strstr(pt_error_last(), "redirect"));
+	clear();
+	pw_free(pw);
+}
+
 /* Last: the stop flag cannot be taken back. */
 static void test_stop_between_pages(void **state)
 {
@@ -112,6 +129,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_link_to_self),
 		cmocka_unit_test(test_link_back),
+		cmocka_unit_test(test_json_redirect),
 		cmocka_unit_test(test_stop_between_pages),
 	};
 
