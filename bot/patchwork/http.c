@@ -3,8 +3,8 @@
  * client, reset before each request (curl keeps its live connections,
  * DNS and TLS session caches across curl_easy_reset), header capture
  * per response (a redirect chain starts a new block at each status
- * line), a capped body, and the retry loop with its time budget.  Error
- * messages go through one function that strips the Authorization value
+ * line), a capped body, origins compared through curl's URL parser,
+ * and the retry loop with its time budget.  Error messages go through one function that strips the Authorization value
  * should it ever appear.
  */
 #include "bot/patchwork/http.h"
@@ -98,6 +98,40 @@ char *http_url_for_message(const char *url)
 	if (buf_add(&b, url, (size_t)(scheme - url)) || buf_addstr(&b, at + 1))
 		return NULL;
 	return buf_detach(&b, NULL);
+}
+
+char *http_origin(const char *url)
+{
+	char *scheme = NULL, *host = NULL, *port = NULL, *out = NULL;
+	struct buf b = BUF_INIT;
+	CURLU *u = curl_url();
+	unsigned fl = CURLU_DEFAULT_PORT;
+
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
+	    curl_url_get(u, CURLUPART_PORT, &port, fl))
+		goto out;
+	if ((!strcasecmp(scheme, "http") || !strcasecmp(scheme, "https")) &&
+	    !buf_addf(&b, "%s://%s:%s", scheme, host, port))
+		out = buf_detach(&b, NULL);
+out:
+	buf_free(&b);
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return out;
+}
+
+int http_same_origin(const char *a, const char *b)
+{
+	char *oa = http_origin(a), *ob = http_origin(b);
+	int same = oa && ob && !strcasecmp(oa, ob);
+
+	free(oa);
+	free(ob);
+	return same;
 }
 
 int http_client_new(struct http_client **out, const struct http_opts *opts)
@@ -196,7 +230,8 @@ void http_response_clear(struct http_response *r)
 	clear_headers(r);
 	buf_free(&r->body);
 	free(r->url);
-	r->url = NULL;
+	free(r->redirect_url);
+	r->url = r->redirect_url = NULL;
 	r->status = 0;
 }
 
@@ -408,6 +443,12 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 		free(x->r->url);
 		x->r->url = pt_strdup(eff);
 	}
+	eff = NULL;
+	free(x->r->redirect_url);
+	x->r->redirect_url = NULL;
+	if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &eff) == CURLE_OK &&
+	    eff)
+		x->r->redirect_url = pt_strdup(eff);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_slist_free_all(hl);

@@ -3,7 +3,8 @@
  * connect and total timeouts, TLS verification on unless turned off
  * explicitly, User-Agent patchtriage/<version>).  It captures the
  * response headers callers need (Content-Type, Link, Location,
- * Retry-After), caps the body, and retries transient failures (transport
+ * Retry-After, the absolute target of a redirect not followed), caps
+ * the body, compares origins, and retries transient failures (transport
  * errors, timeouts, 5xx, 429 honouring Retry-After) with exponential
  * backoff and jitter, bounded in attempts and total time.  The
  * Authorization value set with http_client_set_auth() is sent but never
@@ -59,7 +60,8 @@ struct http_response {
 	char *link;
 	char *location;
 	char *retry_after;
-	char *url; /* the URL that answered (after redirects) */
+	char *url;	    /* the URL that answered (after redirects) */
+	char *redirect_url; /* of a 3xx not followed: Location, absolute */
 	int attempts;
 };
 
@@ -86,5 +88,12 @@ int http_sleep_ms(long ms);
 
 /* The URL without "user:password@", in a fresh string (for messages). */
 char *http_url_for_message(const char *url);
+/*
+ * The origin of an http(s) URL, "scheme://host:port" with the port
+ * always written (fresh; NULL when url is not one or out of memory).
+ */
+char *http_origin(const char *url);
+/* 1 when a and b have the same scheme, host and port, else 0. */
+int http_same_origin(const char *a, const char *b);
 
 #endif

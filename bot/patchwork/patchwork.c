@@ -4,10 +4,10 @@
  * errors (403 "Invalid token." versus a user who maintains nothing, 400
  * field errors, 404 with the URL, an unexpected redirect), API version
  * negotiation, URLs resolved only on this server (so the token never
- * leaves it), JSON helpers and dates.  The Link-header walk of lists
- * is pw_list.c's, events pw_events.c's, series and mboxes
- * pw_series.c's, checks pw_checks.c's; what they share is in
- * patchwork_int.h.
+ * leaves it), text fetched through same-origin redirects only, JSON
+ * helpers and dates.  The Link-header walk of lists is pw_list.c's,
+ * events pw_events.c's, series and mboxes pw_series.c's, checks
+ * pw_checks.c's; what they share is in patchwork_int.h.
  */
 #include "bot/patchwork/patchwork.h"
 
@@ -404,28 +404,79 @@ int pw_get_json(struct pw *pw, const char *path, json_t **out)
 	return rc;
 }
 
-int pw_get_text(struct pw *pw, const char *url, struct buf *out)
+/* Where r redirects from url, if on this server (*next fresh). */
+static int redirect_target(struct pw *pw, const char *url,
+			   const struct http_response *r, int hops, char **next)
+{
+	char *u, *o;
+	int rc;
+
+	if (!r->redirect_url)
+		return answer_error(pw, url, r);
+	if (hops >= PW_MAX_REDIRECTS)
+		return pt_error_set(PT_ENET,
+				    "patchwork: '%s' redirected more than %d "
+				    "times",
+				    url, PW_MAX_REDIRECTS);
+	if (http_same_origin(r->redirect_url, pw->origin)) {
+		*next = pt_strdup(r->redirect_url);
+		return *next ? 0 : PT_ENOMEM;
+	}
+	u = http_url_for_message(url);
+	o = http_origin(r->redirect_url);
+	rc = pt_error_set(PT_EINVAL,
+			  "patchwork: '%s' redirected to another origin, "
+			  "'%s', not followed (only '%s' is)",
+			  u ? u : url, o ? o : "(not http)", pw->origin);
+	free(u);
+	free(o);
+	return rc;
+}
+
+/*
+ * GET url, following redirects by hand: only to this server's origin
+ * (scheme, host and port), at most PW_MAX_REDIRECTS.
+ */
+static int get_text_url(struct pw *pw, const char *url, struct http_response *r)
 {
 	struct http_request req;
+	char *cur = pt_strdup(url), *next = NULL;
+	int hops, rc = cur ? 0 : PT_ENOMEM;
+
+	for (hops = 0; !rc; hops++) {
+		memset(&req, 0, sizeof(req));
+		req.url = cur;
+		http_response_clear(r);
+		rc = http_do(pw->http, &req, r);
+		if (rc) {
+			rc = pt_error_wrap(rc, "patchwork");
+			break;
+		}
+		if (r->status < 300 || r->status >= 400) {
+			rc = answer_error(pw, cur, r);
+			break;
+		}
+		rc = redirect_target(pw, cur, r, hops, &next);
+		free(cur);
+		cur = next;
+		next = NULL;
+	}
+	free(cur);
+	return rc;
+}
+
+int pw_get_text(struct pw *pw, const char *url, struct buf *out)
+{
 	struct http_response r;
 	char *abs = NULL;
 	int rc;
 
 	http_response_init(&r);
 	rc = pw_resolve(pw, url, &abs);
-	if (rc)
-		goto out;
-	memset(&req, 0, sizeof(req));
-	req.url = abs;
-	req.follow = 1;
-	rc = http_do(pw->http, &req, &r);
-	if (rc)
-		rc = pt_error_wrap(rc, "patchwork");
-	else
-		rc = answer_error(pw, abs, &r);
+	if (!rc)
+		rc = get_text_url(pw, abs, &r);
 	if (!rc)
 		rc = buf_add(out, r.body.ptr, r.body.len);
-out:
 	http_response_clear(&r);
 	free(abs);
 	return rc;

@@ -22,6 +22,7 @@
 
 #define PW_DEFAULT_DESCRIPTION_MAX 2000u
 #define PW_MAX_LIST_ITEMS 1000000u /* items one list walk may return */
+#define PW_MAX_REDIRECTS 5	   /* redirects one pw_get_text() follows */
 #define PW_MAX_LIST_PAGES 20000u   /* pages one list walk may fetch */
 
 struct pw_opts {
@@ -49,7 +50,11 @@ struct http_client *pw_http(struct pw *pw);
 int pw_get_json(struct pw *pw, const char *path, json_t **out);
 /* Every page of a list, concatenated into one array (rel="next"). */
 int pw_get_list(struct pw *pw, const char *path, json_t **out);
-/* Raw text (an mbox), following redirects. */
+/*
+ * Raw text (an mbox), following redirects only on the server's origin
+ * (same scheme, host and port; at most PW_MAX_REDIRECTS): one to
+ * another origin is an error naming the URL and that origin.
+ */
 int pw_get_text(struct pw *pw, const char *url, struct buf *out);
 
 /* Append s percent-encoded for a query value (all but A-Za-z0-9-._~). */

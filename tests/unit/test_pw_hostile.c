@@ -1,8 +1,8 @@
 /*
  * test_pw_hostile.c - the Patchwork client against hostile answers of
  * the stand-in (its canned_next fault): a Link to the same page or back
- * to an earlier one, a stop request between pages, and a redirect
- * where JSON was expected.
+ * to an earlier one, a stop request between pages, an mbox redirected
+ * to another origin, and a redirect where JSON was expected.
  * Each case is bounded (few canned answers, a 3 s client timeout and an
  * alarm for the whole program).
  */
@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "bot/patchwork/patchwork.h"
 #include "bot/sys/daemon.h"
@@ -91,6 +94,52 @@ static void test_link_back(void **state)
 	pw_free(pw);
 }
 
+/* A bound loopback socket that does not listen: a port nobody answers. */
+static int dead_port(int *fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(*fd >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+	return ntohs(a.sin_port);
+}
+
+static void test_foreign_redirect(void **state)
+{
+	struct pw *pw = client(0);
+	struct buf b = BUF_INIT;
+	char url[128], hdr[256], origin[64];
+	int fd, port = dead_port(&fd);
+
+	(void)state;
+	/* to the same origin: followed */
+	snprintf(url, sizeof(url), "%s/patch/1/mbox/", sim.url);
+	assert_int_equal(pw_get_text(pw, url, &b), 0);
+	assert_int_equal(strncmp(b.ptr, "From patchwork ", 15), 0);
+	buf_reset(&b);
+
+	/* to another port of the same host: refused, named */
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", port);
+	snprintf(hdr, sizeof(hdr), "\"Location\": \"%s/evil/mbox/\"", origin);
+	canned("/series/1/mbox/", 1, 302, hdr, "");
+	snprintf(url, sizeof(url), "%s/series/1/mbox/", sim.url);
+	assert_int_equal(pw_get_text(pw, url, &b), PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), url));
+	assert_non_null(strstr(pt_error_last(), origin));
+	assert_non_null(strstr(pt_error_last(), "another origin"));
+	assert_int_equal(b.len, 0);
+	clear();
+	close(fd);
+	buf_free(&b);
+	pw_free(pw);
+}
+
 static void test_json_redirect(void **state)
 {
 	struct pw *pw = client(0);
@@ -129,6 +178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_link_to_self),
 		cmocka_unit_test(test_link_back),
+		cmocka_unit_test(test_foreign_redirect),
 		cmocka_unit_test(test_json_redirect),
 		cmocka_unit_test(test_stop_between_pages),
 	};
