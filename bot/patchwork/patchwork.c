@@ -306,7 +306,8 @@ int pw_parse_json(const char *url, const struct http_response *r, json_t **out)
 	char *u;
 	int rc;
 
-	*out = json_loadb(r->body.ptr, r->body.len, 0, &err);
+	/* a NUL escaped in one string must not cost the whole answer */
+	*out = json_loadb(r->body.ptr, r->body.len, JSON_ALLOW_NUL, &err);
 	if (*out)
 		return 0;
 	u = http_url_for_message(url);

@@ -40,7 +40,10 @@ int pw_resolve(struct pw *pw, const char *path, char **out);
  */
 int pw_request(struct pw *pw, const char *method, const char *url,
 	       const char *body, int once, struct http_response *r);
-/* r's body as JSON (*out fresh), or an error naming url. */
+/*
+ * r's body as JSON (*out fresh), or an error naming url.  A string may
+ * hold "\u0000": C code reading it sees it cut at the NUL.
+ */
 int pw_parse_json(const char *url, const struct http_response *r, json_t **out);
 
 /* GET url (with retries) and its body as JSON (*out fresh). */

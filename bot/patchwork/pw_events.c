@@ -2,7 +2,9 @@
  * pw_events.c - Patchwork events (see patchwork.h): the per-project
  * poll, oldest first, and its restart-safe position in the state
  * database (tables pw_positions and pw_events_seen): each event is
- * handled in the transaction that marks it seen.
+ * handled in the transaction that marks it seen.  An event that cannot
+ * be handled (no numeric id, no date, a NUL in a string) is logged and
+ * skipped, not marked seen, and the rest of its page goes on.
  */
 #include "bot/patchwork/patchwork.h"
 
@@ -15,6 +17,7 @@
 #include <time.h>
 
 #include "bot/patchwork/patchwork_int.h"
+#include "bot/sys/log.h"
 
 /* A date as a sortable string: "YYYY-MM-DDTHH:MM:SS.ffffff". */
 static int date_key(const char *s, char out[96])
@@ -176,6 +179,44 @@ static int poll_one(struct poll *p, const struct pw_event *ev, const char *key)
 	return db_release(p->db, "pw_event", own, rc);
 }
 
+/* 1 when a string in j holds a NUL (which C code would cut it at). */
+static int has_nul(const json_t *j)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (json_is_string(j))
+		return strlen(json_string_value(j)) != json_string_length(j);
+	if (json_is_object(j)) {
+		json_object_foreach ((json_t *)j, key, v)
+			if (has_nul(v))
+				return 1;
+	}
+	json_array_foreach (j, i, v)
+		if (has_nul(v))
+			return 1;
+	return 0;
+}
+
+/*
+ * Why ev (from e) cannot be handled, or NULL when it can (then key is
+ * its date_key).  Such an event is skipped, not marked seen.
+ */
+static const char *unusable(const json_t *e, const struct pw_event *ev,
+			    char key[96])
+{
+	if (ev->id <= 0)
+		return "no numeric id";
+	if (date_key(ev->date, key)) {
+		pt_error_clear();
+		return "no valid date";
+	}
+	if (has_nul(e))
+		return "a NUL in a string";
+	return NULL;
+}
+
 /*
  * A page of events in one transaction: each event is handled exactly
  * once across crashes, as with one transaction each, for a commit a
@@ -186,6 +227,7 @@ static int poll_page(json_t *items, void *ctx)
 	struct poll *p = ctx;
 	struct pw_event ev;
 	char key[96];
+	const char *why;
 	json_t *e;
 	size_t i, done = 0;
 	int rc, crc, dup;
@@ -195,12 +237,12 @@ static int poll_page(json_t *items, void *ctx)
 		return rc;
 	json_array_foreach (items, i, e) {
 		pw_event_from_json(&ev, e);
-		if (ev.id <= 0 || date_key(ev.date, key)) {
-			rc = pt_error_set(PT_EINVAL,
-					  "patchwork '%s' sent an event "
-					  "without id or date",
-					  p->pw->base);
-			break;
+		why = unusable(e, &ev, key);
+		if (why) {
+			log_warn("patchwork '%s': skipped event %zu of a page "
+				 "of project '%s': %s",
+				 p->pw->base, i + 1, p->project, why);
+			continue;
 		}
 		rc = seen(p, ev.id, &dup);
 		if (!rc && !dup)

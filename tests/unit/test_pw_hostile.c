@@ -2,7 +2,8 @@
  * test_pw_hostile.c - the Patchwork client against hostile answers of
  * the stand-in (its canned_next fault): a Link to the same page or back
  * to an earlier one, a stop request between pages, an mbox redirected
- * to another origin, and a redirect where JSON was expected.
+ * to another origin, a redirect where JSON was expected, and an events
+ * page with a NUL in a string and an event whose id is not a number.
  * Each case is bounded (few canned answers, a 3 s client timeout and an
  * alarm for the whole program).
  */
@@ -19,9 +20,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "scoring/store/db.h"
 #include "bot/patchwork/patchwork.h"
 #include "bot/sys/daemon.h"
 #include "pwsim.h"
+#include "bot/cmd/schema.h"
 
 #define TOKEN "tok-bot-5f0e9c1d2a7b"
 
@@ -156,6 +159,65 @@ static void test_json_redirect(void **state)
 	pw_free(pw);
 }
 
+struct seen {
+	int n;
+	int64_t ids[8];
+};
+
+static int on_event(const struct pw_event *ev, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 8)
+		s->ids[s->n] = ev->id;
+	s->n++;
+	return 0;
+}
+
+#define EV(id, date, pl)                                                     \
+	"{\\\"id\\\": " id ", \\\"category\\\": \\\"patch-created\\\", "     \
+	"\\\"project\\\": {\\\"id\\\": 1}, \\\"date\\\": \\\"" date "\\\", " \
+	"\\\"payload\\\": " pl "}"
+
+static void test_events_bad_one(void **state)
+{
+	char dbpath[] = "/tmp/pt-pwhostile-XXXXXX";
+	char file[64];
+	struct seen s;
+	struct db *db;
+	struct pw *pw = client(0);
+	size_t n = 0;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(dbpath);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(file, sizeof(file), "%s.db", dbpath);
+	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
+	canned("/api/1.3/events/", 1, 200, "",
+	       "[" EV("101", "2026-12-01T10:00:00",
+		      "{\\\"patch\\\": {\\\"id\\\": 1, \\\"name\\\": "
+		      "\\\"a\\\\u0000b\\\"}}") ", " EV("\\\"abc\\\"",
+						       "2026-12-01T10:00:01",
+						       "{}") ", " EV("103",
+								     "2026-12-01T10:00:02",
+								     "{\\\"patch\\\": {\\\"id\\\": 2}}") "]");
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
+					on_event, &s, &n),
+			 0);
+	/* the good event handled; the two bad ones skipped, not marked */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.ids[0], 103);
+	assert_int_equal(n, 1);
+	clear();
+	db_close(db);
+	unlink(file);
+	unlink(dbpath);
+	pw_free(pw);
+}
+
 /* Last: the stop flag cannot be taken back. */
 static void test_stop_between_pages(void **state)
 {
@@ -180,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_link_back),
 		cmocka_unit_test(test_foreign_redirect),
 		cmocka_unit_test(test_json_redirect),
+		cmocka_unit_test(test_events_bad_one),
 		cmocka_unit_test(test_stop_between_pages),
 	};
 
