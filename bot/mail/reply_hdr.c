@@ -3,8 +3,9 @@
  * CR and LF before it is written (a hostile subject must not add a
  * header), message ids must fit on their line, non-ASCII text and words
  * too long for a line go into RFC 2047 encoded words, other text is
- * folded at spaces, and the addresses, Subject, Date, References and
- * the fixed MIME headers are written in order (reply_headers()).
+ * folded at spaces, References keeps the first and the last few ids of
+ * a long thread, and the addresses, Subject, Date, References and the
+ * fixed MIME headers are written in order (reply_headers()).
  */
 #include "bot/mail/reply.h"
 
@@ -16,6 +17,7 @@
 
 #define REPLY_HDR_WIDTH 78 /* RFC 5322 2.1.1: header lines SHOULD fit */
 #define REPLY_MAX_WORD 900 /* longer unbroken text cannot fit in 998 */
+#define REPLY_REFS_TAIL 8  /* References kept after the thread's first */
 
 /* ---- small encoders ------------------------------------------------ */
 
@@ -228,22 +230,30 @@ static int addr_list(struct hdrs *h, const char *name, char *const *v,
 	return rc ? rc : buf_addstr(h->b, "\r\n");
 }
 
-/* The patch's References plus the patch itself, one id per line. */
+/*
+ * The patch's References plus the patch itself, one id per line.  A
+ * long thread keeps its first id and its last REPLY_REFS_TAIL (RFC 5322
+ * 3.6.4 allows leaving out the middle), so the header stays bounded.
+ */
 static int refs_hdr(struct hdrs *h, const struct patch *p)
 {
-	size_t i;
+	size_t i, n = p->nreferences, skip_to = 0;
 	int rc;
 
+	if (n > REPLY_REFS_TAIL + 1)
+		skip_to = n - REPLY_REFS_TAIL;
 	rc = buf_addstr(h->b, "References:");
-	for (i = 0; !rc && i < p->nreferences; i++) {
+	for (i = 0; !rc && i < n; i++) {
+		if (i && i < skip_to)
+			continue;
 		rc = reply_id_ok(h, "References", p->references[i]);
 		if (!rc)
 			rc = buf_addf(h->b, "%s<%s>", i ? "\r\n " : " ",
 				      p->references[i]);
 	}
 	if (!rc)
-		rc = buf_addf(h->b, "%s<%s>\r\n",
-			      p->nreferences ? "\r\n " : " ", p->message_id);
+		rc = buf_addf(h->b, "%s<%s>\r\n", n ? "\r\n " : " ",
+			      p->message_id);
 	return rc;
 }
 

@@ -6,9 +6,10 @@
  * (aiosmtpd) on loopback, and every check reads what the sink stored
  * (DIR/mail/new and the envelope): threading headers, Message-ID,
  * recipients, body; no header injection and header lines within RFC
- * 5322's limits; the stable note.  Sending (never twice, crashes, TLS,
- * AUTH) is test_reply_send.c, the policy test_reply_policy.c; the
- * fixture is tests/lib/replyfx.c.
+ * 5322's limits; References bounded however long the thread; the
+ * stable note.  Sending (never twice, crashes, TLS, AUTH) is
+ * test_reply_send.c, the policy test_reply_policy.c; the fixture is
+ * tests/lib/replyfx.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -340,6 +341,55 @@ static void test_long_headers_folded(void **state)
 	buf_free(&name);
 }
 
+/*
+ * A thread with 10,000 References: the reply keeps the first and the
+ * last few (RFC 5322 3.6.4), then the patch, in a header of bounded size.
+ */
+static void test_many_references_bounded(void **state)
+{
+	enum { NREFS = 10000 };
+	struct patch *p = rfx_load("acme-v2-2.eml"), *got = NULL;
+	struct reply_in in = rfx_risk_in(0.42);
+	struct reply_out out;
+	struct buf id = BUF_INIT;
+	char *msg, *env, *refs;
+	size_t i, n;
+	int nh;
+
+	(void)state;
+	for (i = 0; i < p->nreferences; i++)
+		free(p->references[i]);
+	free(p->references);
+	p->references = calloc(NREFS, sizeof(*p->references));
+	assert_non_null(p->references);
+	for (i = 0; i < NREFS; i++) {
+		buf_reset(&id);
+		assert_int_equal(buf_addf(&id, "ref-%zu@thread.example", i), 0);
+		p->references[i] = strdup(id.ptr);
+		assert_non_null(p->references[i]);
+	}
+	p->nreferences = NREFS;
+	rfx_sent_one(&out, p, &in, &msg, &env);
+	refs = rfx_header(msg, "References", &nh);
+	assert_int_equal(nh, 1);
+	assert_true(strlen(refs) < 2048);
+	assert_int_equal(patch_from_mail(&got, msg, strlen(msg)), 0);
+	n = got->nreferences;
+	assert_true(n >= 3 && n <= 32);
+	assert_string_equal(got->references[0], "ref-0@thread.example");
+	assert_string_equal(got->references[n - 2], "ref-9999@thread.example");
+	assert_string_equal(got->references[n - 3], "ref-9998@thread.example");
+	assert_string_equal(got->references[n - 1], PATCH_ID);
+	assert_string_equal(got->in_reply_to, PATCH_ID);
+	patch_free(got);
+	free(refs);
+	free(msg);
+	free(env);
+	buf_free(&id);
+	reply_out_clear(&out);
+	patch_free(p);
+}
+
 /* Without a Fixes: tag the note shows the one blame suggested, if any. */
 static void test_stable_note_suggests_fixes(void **state)
 {
@@ -376,6 +426,7 @@ int main(void)
 		T(test_hostile_mail_injects_nothing),
 		T(test_body_has_no_bare_cr),
 		T(test_long_headers_folded),
+		T(test_many_references_bounded),
 		T(test_stable_note_suggests_fixes),
 #undef T
 	};
