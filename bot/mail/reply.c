@@ -297,7 +297,7 @@ static int send_recorded(struct reply_out *out, const struct policy *pol,
 		buf_free(&note);
 		out->status = REPLY_SENT;
 	} else if (rc == PT_EAGAIN || rc == PT_EAUTH) {
-		/* nothing was handed over: it may be tried again */
+		/* nothing handed over, or a 4yz to the dot: try again */
 		char *err = pt_strdup(pt_error_last());
 
 		store_outbox_set(db, id, OUTBOX_INTENDED, NULL, err);

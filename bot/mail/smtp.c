@@ -2,7 +2,8 @@
  * smtp.c - SMTP submission through libcurl (see smtp.h).  curl does the
  * protocol, TLS and dot-stuffing; this file maps our options onto it and
  * curl's errors onto ours, telling apart failures before the message was
- * handed over (retry is safe) from those after (it may have gone out).
+ * handed over or a 4yz answer to its end (retry is safe) from those
+ * after it with no answer (it may have gone out).
  */
 #include "bot/mail/smtp.h"
 
@@ -94,10 +95,27 @@ static size_t read_cb(char *dst, size_t size, size_t n, void *ctx)
 	return k;
 }
 
-static int map_error(CURLcode c, const struct upload *u, const char *url,
-		     const char *detail)
+/*
+ * The whole message went out and the server answered its final dot
+ * with a 4yz: not accepted (RFC 5321 4.2.5), so a later try cannot
+ * duplicate it.  Returns that code, else 0 (a dropped connection leaves
+ * curl's last code at DATA's 354).
+ */
+static long refused_after_dot(CURL *h, const struct upload *u)
+{
+	long code = 0;
+
+	if (!u->started || u->left ||
+	    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK)
+		return 0;
+	return code >= 400 && code < 500 ? code : 0;
+}
+
+static int map_error(CURL *h, CURLcode c, const struct upload *u,
+		     const char *url, const char *detail)
 {
 	const char *why = *detail ? detail : curl_easy_strerror(c);
+	long code;
 
 	if (c == CURLE_LOGIN_DENIED)
 		return pt_error_set(PT_EAUTH, "smtp '%s': login refused: %s",
@@ -107,6 +125,13 @@ static int map_error(CURLcode c, const struct upload *u, const char *url,
 	    c == CURLE_COULDNT_RESOLVE_HOST || c == CURLE_USE_SSL_FAILED ||
 	    c == CURLE_SSL_CONNECT_ERROR || c == CURLE_PEER_FAILED_VERIFICATION)
 		return pt_error_set(PT_EAGAIN, "smtp '%s': %s", url, why);
+	code = refused_after_dot(h, u);
+	if (code)
+		return pt_error_set(PT_EAGAIN,
+				    "smtp '%s': the server answered %ld to "
+				    "the end of the message (not accepted, "
+				    "to be tried again): %s",
+				    url, code, why);
 	return pt_error_set(PT_ENET,
 			    "smtp '%s': %s (the message may have "
 			    "been sent)",
@@ -248,7 +273,7 @@ int smtp_send_ex(const struct smtp_opts *o, const char *from,
 	}
 	c = curl_easy_perform(h);
 	if (c != CURLE_OK)
-		rc = map_error(c, &u, o->url, err);
+		rc = map_error(h, c, &u, o->url, err);
 	if (refused && tr.refused.len)
 		*refused = buf_detach(&tr.refused, NULL);
 out:

@@ -30,9 +30,10 @@ void smtp_opts_clear(struct smtp_opts *o);
 /*
  * Send msg (CRLF line ends) from the envelope sender to rcpts
  * (NULL-terminated).  PT_EAGAIN: nothing was handed over (connect, TLS
- * or login failed), safe to retry; PT_EAUTH: credentials refused;
- * PT_ENET: failed during or after the transfer, the message may have
- * gone out.
+ * or login failed) or the server answered the end of the message with a
+ * 4yz (not accepted), safe to retry; PT_EAUTH: credentials refused;
+ * PT_ENET: failed during or after the transfer with no answer, the
+ * message may have gone out.
  */
 int smtp_send(const struct smtp_opts *o, const char *from, char *const *rcpts,
 	      const char *msg, size_t len);

@@ -1,10 +1,12 @@
 /*
  * test_reply_send.c - sending replies against a real SMTP server (the
  * fixture is tests/lib/replyfx.c): never twice, also after a sender
- * killed with SIGKILL before and after DATA and after the server was
- * down; a recipient refused by the relay; smtp_send's dot lines and its
- * configuration errors; STARTTLS and SMTPS verified against the test's
- * own CA, and AUTH with the password kept out of every error.
+ * killed with SIGKILL before and after DATA, after a connection dropped
+ * after the final dot and after the server was down; sent again after a
+ * 4yz answer to the dot; a recipient refused by the relay; smtp_send's
+ * dot lines and its configuration errors; STARTTLS and SMTPS verified
+ * against the test's own CA, and AUTH with the password kept out of
+ * every error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -326,6 +328,116 @@ static void test_killed_after_data_not_resent(void **state)
 	patch_free(p);
 }
 
+/*
+ * The server's answer to the final dot: a 4yz means the message was not
+ * accepted (RFC 5321 4.2.5), so the row goes back to 'intended' and the
+ * next try sends it once; a connection dropped with no answer may have
+ * delivered it, so it is never sent again.
+ */
+static void serve_after_dot(int lfd, const char *answer)
+{
+	char line[1024];
+	FILE *in;
+	int fd;
+
+	alarm(10); /* the child never outlives a stuck test */
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0 || play_server_to_data(fd))
+		_exit(1);
+	in = fdopen(dup(fd), "r");
+	while (in && fgets(line, sizeof(line), in) && strcmp(line, ".\r\n"))
+		;
+	if (!answer)
+		_exit(0); /* dropped: no answer to the dot */
+	if (write(fd, answer, strlen(answer)) < 0)
+		_exit(1);
+	while (fgets(line, sizeof(line), in))
+		if (!strncasecmp(line, "QUIT", 4) &&
+		    write(fd, "221 bye\r\n", 9) == 9)
+			break;
+	_exit(0);
+}
+
+static int send_answered(const char *answer)
+{
+	struct patch *p = rfx_load("acme-v2-2.eml");
+	struct reply_in in = rfx_risk_in(0.42);
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct reply_out out;
+	struct smtp_opts o;
+	pid_t pid;
+	int lfd, rc, status;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		serve_after_dot(lfd, answer);
+	close(lfd);
+	rfx_smtp_opts(&o, "plain");
+	free(o.url);
+	o.url = strdup(rfx_pathf("smtp://127.0.0.1:%d", ntohs(sa.sin_port)));
+	o.timeout = 10;
+	rc = reply_for_patch(&out, E.pol, &o, E.db, p, &in, 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	reply_out_clear(&out);
+	smtp_opts_clear(&o);
+	patch_free(p);
+	return rc;
+}
+
+static void test_4yz_after_dot_retried(void **state)
+{
+	struct patch *p = rfx_load("acme-v2-2.eml");
+	struct reply_in in = rfx_risk_in(0.42);
+	struct smtp_opts o;
+
+	(void)state;
+	assert_int_equal(send_answered("451 4.3.0 try again later\r\n"),
+			 PT_EAGAIN);
+	assert_non_null(strstr(pt_error_last(), "451"));
+	assert_risk_row("intended");
+
+	rfx_smtp_opts(&o, "plain");
+	reply_expect(&o, p, &in, 0, REPLY_SENT);
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
+	assert_int_equal(smtpsim_count(&E.plain), 1);
+	assert_risk_row("sent");
+	smtp_opts_clear(&o);
+	patch_free(p);
+}
+
+static void test_drop_after_dot_not_resent(void **state)
+{
+	struct patch *p = rfx_load("acme-v2-2.eml");
+	struct reply_in in = rfx_risk_in(0.42);
+	struct smtp_opts o;
+	char *st;
+
+	(void)state;
+	assert_int_equal(send_answered(NULL), PT_ENET);
+	st = row_state();
+	assert_non_null(st);
+	assert_string_not_equal(st, "intended");
+	free(st);
+
+	rfx_smtp_opts(&o, "plain");
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
+	assert_int_equal(smtpsim_count(&E.plain), 0);
+	smtp_opts_clear(&o);
+	patch_free(p);
+}
+
 struct resend_ctx {
 	const struct smtp_opts *o;
 	int n, rc;
@@ -624,6 +736,8 @@ int main(void)
 		T(test_intended_row_sent_once),
 		T(test_killed_before_data_sent_once),
 		T(test_killed_after_data_not_resent),
+		T(test_4yz_after_dot_retried),
+		T(test_drop_after_dot_not_resent),
 		T(test_server_down_then_resent_once),
 		T(test_refused_recipient_others_get_it),
 		T(test_smtp_send_dot_lines_intact),
