@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "scoring/store/secret_cmd.h"
 
 struct config {
 	git_config *cfg;
@@ -382,29 +383,74 @@ out:
 	return rc;
 }
 
+/* The error for a password command that did not end well, or 0. */
+static int command_failed(struct config *c, const char *key, long timeout,
+			  enum secret_cmd_end end, int code)
+{
+	if (end == SECRET_CMD_TIMED_OUT)
+		return pt_error_set(PT_EIO,
+				    "config '%s': %s timed out after %ld s "
+				    "and was killed (%s-timeout)",
+				    c->path, key, timeout, key);
+	if (end == SECRET_CMD_SIGNALLED)
+		return pt_error_set(PT_EIO,
+				    "config '%s': %s failed (killed by "
+				    "signal %d)",
+				    c->path, key, code);
+	if (code)
+		return pt_error_set(PT_EIO,
+				    "config '%s': %s failed (exit status %d)",
+				    c->path, key, code);
+	return 0;
+}
+
+static int cannot_run(struct config *c, const char *key, int rc)
+{
+	char *why = pt_strdup(pt_error_last());
+
+	rc = pt_error_set(rc, "config '%s': %s: cannot run: %s", c->path, key,
+			  why ? why : "?");
+	free(why);
+	return rc;
+}
+
+/* KEY-timeout in seconds, SECRET_CMD_TIMEOUT when unset; above 0. */
+static int command_timeout(struct config *c, const char *key, long *out)
+{
+	char tkey[300];
+	int rc;
+
+	snprintf(tkey, sizeof(tkey), "%s-timeout", key);
+	rc = config_get_int(c, tkey, SECRET_CMD_TIMEOUT, out);
+	if (!rc && (*out <= 0 || *out > 24 * 3600))
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': %s must be a number of "
+				  "seconds from 1 to 86400",
+				  c->path, tkey);
+	return rc;
+}
+
 static int secret_from_command(struct config *c, const char *key,
 			       const char *cmd, char **out)
 {
-	char chunk[4096];
 	struct buf b = BUF_INIT;
-	FILE *f;
-	size_t n;
-	int status, rc = 0;
+	enum secret_cmd_end end;
+	long timeout;
+	int code, rc;
 
+	rc = command_timeout(c, key, &timeout);
+	if (rc)
+		return rc;
 	buf_init(&b, 64 * 1024);
-	f = popen(cmd, "r");
-	if (!f)
-		return pt_error_set(PT_EIO, "config '%s': %s: cannot run: %s",
-				    c->path, key, strerror(errno));
-	while (!rc && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		rc = buf_add(&b, chunk, n);
-	memset(chunk, 0, sizeof(chunk));
-	status = pclose(f);
-	if (!rc && (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)))
-		rc = pt_error_set(PT_EIO,
-				  "config '%s': %s failed (exit status %d)",
-				  c->path, key,
-				  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	rc = secret_cmd_run(cmd, timeout * 1000, &b, &end, &code);
+	if (rc == PT_ETOOBIG)
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': %s printed more than 64 KiB",
+				  c->path, key);
+	else if (rc)
+		rc = cannot_run(c, key, rc);
+	if (!rc)
+		rc = command_failed(c, key, timeout, end, code);
 	if (!rc) {
 		*out = first_line(b.ptr, b.len);
 		rc = *out ? 0 : PT_ENOMEM;

@@ -41,9 +41,10 @@ int config_subsystems(const struct config *cfg, char ***out);
 /*
  * The secret of SECTION: SECTION.token-file (a file whose first line is
  * the secret; ~ expanded), else SECTION.password-command (run by
- * /bin/sh, first line of its output), else SECTION.token / .password
- * written inline (warned about).  PT_ENOTFOUND when none is configured.
- * Errors name the key, never the value.
+ * /bin/sh, first line of its output; killed with its process group after
+ * SECTION.password-command-timeout seconds, default 10), else
+ * SECTION.token / .password written inline (warned about).  PT_ENOTFOUND
+ * when none is configured.  Errors name the key, never the value.
  */
 int config_read_secret(struct config *cfg, const char *section, char **out);
 

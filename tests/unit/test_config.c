@@ -1,7 +1,8 @@
 /*
  * test_config.c - git-config syntax through libgit2: typed lookups with
  * defaults, multivars, subsystem sections, and secrets that come from a
- * file or a command and never appear in an error message.
+ * file or a command (killed when it outlives its time limit, its exit
+ * status reported) and never appear in an error message.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scoring/store/config.h"
@@ -157,6 +159,84 @@ static void test_secret_command(void **state)
 	config_free(c);
 }
 
+static long long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000LL +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* pid is gone or a zombie, within a second. */
+static int gone(long pid)
+{
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	char path[64], st[256];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	for (i = 0; i < 50; i++) {
+		FILE *f = fopen(path, "r");
+		char *s = f ? fgets(st, sizeof(st), f) : NULL;
+
+		if (f)
+			fclose(f);
+		if (!s || (strrchr(st, ')') && strrchr(st, ')')[2] == 'Z'))
+			return 1;
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
+/*
+ * A password command that hangs (a pinentry prompt, `sleep`) is killed
+ * with its process group after SECTION.password-command-timeout, and the
+ * error names the key; one that fails says its exit status.
+ */
+static void test_secret_command_bounded(void **state)
+{
+	struct timespec t0;
+	char text[512], buf[32], *s, *end;
+	struct config *c;
+	FILE *f;
+	long pid;
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "[imap]\n\tpassword-command = \"sleep 3 & echo $! >%s/pid; "
+		 "wait\"\n\tpassword-command-timeout = 1\n"
+		 "[smtp]\n\tpassword-command = exit 3\n"
+		 "[patchwork]\n\tpassword-command = echo x\n"
+		 "\tpassword-command-timeout = 0\n",
+		 dir);
+	c = open_cfg(text);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(config_read_secret(c, "imap", &s), PT_EIO);
+	assert_true(elapsed_ms(&t0) < 2500);
+	assert_null(s);
+	assert_non_null(strstr(pt_error_last(), "imap.password-command "));
+	assert_non_null(strstr(pt_error_last(), "timed out after 1 s"));
+	assert_non_null(
+		strstr(pt_error_last(), "imap.password-command-timeout"));
+	snprintf(text, sizeof(text), "%s/pid", dir);
+	f = fopen(text, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	pid = strtol(buf, &end, 10);
+	assert_true(pid > 0);
+	assert_true(gone(pid));
+
+	assert_int_equal(config_read_secret(c, "smtp", &s), PT_EIO);
+	assert_non_null(strstr(pt_error_last(), "exit status 3"));
+	assert_null(strstr(pt_error_last(), "printed nothing"));
+	assert_int_equal(config_read_secret(c, "patchwork", &s), PT_EINVAL);
+	assert_non_null(
+		strstr(pt_error_last(), "patchwork.password-command-timeout"));
+	config_free(c);
+}
+
 static void test_missing_secret_file(void **state)
 {
 	struct config *c;
@@ -196,6 +276,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_secret_command, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_secret_command_bounded,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_secret_file, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_syntax, setup,
