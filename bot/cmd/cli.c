@@ -189,6 +189,12 @@ int cli_state_dir(struct cli_ctx *ctx, const char **out)
 	return 0;
 }
 
+static void warn_now(const char *msg, void *ctx)
+{
+	(void)ctx;
+	cli_warn("%s", msg);
+}
+
 int cli_config(struct cli_ctx *ctx, struct config **out)
 {
 	const char *const *w;
@@ -200,6 +206,8 @@ int cli_config(struct cli_ctx *ctx, struct config **out)
 			return rc;
 		for (w = config_warnings(ctx->cfg); *w; w++)
 			cli_warn("%s", *w);
+		/* later ones (a secret read by the command) as they come */
+		config_on_warning(ctx->cfg, warn_now, NULL);
 	}
 	*out = ctx->cfg;
 	return 0;

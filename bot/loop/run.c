@@ -173,6 +173,15 @@ static int conf_repo(struct run_conf *c)
 	return rc;
 }
 
+/* What reading the configuration and its secrets found to warn about. */
+static void conf_warnings(const struct run_conf *c)
+{
+	const char *const *w;
+
+	for (w = config_warnings(c->cfg); *w; w++)
+		log_warn("config '%s': %s", config_path(c->cfg), *w);
+}
+
 static int conf_load(struct run_conf *c, const char *path)
 {
 	int rc;
@@ -206,6 +215,8 @@ static int conf_load(struct run_conf *c, const char *path)
 				  config_path(c->cfg));
 	if (rc)
 		conf_clear(c);
+	else
+		conf_warnings(c);
 	return rc;
 }
 

@@ -20,6 +20,8 @@ struct config {
 	char *path;
 	char **warnings;
 	size_t nwarnings;
+	config_warn_fn on_warn; /* told of each warning as it comes */
+	void *on_warn_ctx;
 };
 
 static int git_err(const char *what, const char *path)
@@ -113,7 +115,15 @@ static int warn(struct config *c, const char *fmt, ...)
 	c->warnings = w;
 	w[c->nwarnings++] = buf_detach(&b, NULL);
 	w[c->nwarnings] = NULL;
+	if (c->on_warn)
+		c->on_warn(w[c->nwarnings - 1], c->on_warn_ctx);
 	return 0;
+}
+
+void config_on_warning(struct config *c, config_warn_fn fn, void *ctx)
+{
+	c->on_warn = fn;
+	c->on_warn_ctx = ctx;
 }
 
 const char *const *config_warnings(const struct config *c)

@@ -4,7 +4,8 @@
  * in git.  It owns lookups with defaults, the list of subsystem sections,
  * and reading secrets (token-file, password-command) without ever putting
  * them in an error message.  Problems that are not errors (a secret file
- * that others can read) are collected as warnings for the CLI to print.
+ * that others can read) are collected as warnings for the CLI to print,
+ * and passed as they come to a function the CLI sets.
  */
 #ifndef PT_CONFIG_H
 #define PT_CONFIG_H
@@ -50,6 +51,13 @@ int config_read_secret(struct config *cfg, const char *section, char **out);
 
 /* Warnings gathered so far (NULL-terminated; owned by cfg). */
 const char *const *config_warnings(const struct config *cfg);
+/*
+ * Have fn(message, ctx) called for each warning from now on, as it is
+ * recorded: a secret is read long after the configuration is opened, so
+ * its warnings come after config_warnings() was first looked at.
+ */
+typedef void (*config_warn_fn)(const char *msg, void *ctx);
+void config_on_warning(struct config *cfg, config_warn_fn fn, void *ctx);
 
 /* Wipe and free a secret. */
 void pt_secret_free(char *s);

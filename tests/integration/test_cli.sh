@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_cli.sh - the command line contract: --help/--version/help CMD, exit
 # codes (0 ok, 1 failure, 2 usage), clear messages for unknown commands
-# and options, and the man page naming exactly the commands of the table.
+# and options, the warning for a token file others can read, and the man
+# page naming exactly the commands of the table.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
 
@@ -63,6 +64,25 @@ expect_out "usage: patchtriage stats" "$bin" stats -h
 for c in $("$bin" --help | awk '/^commands:/{on=1; next} on && /^   [a-z]/{print $1}'); do
 	expect_exit 2 "$bin" --state "$st" "$c" --no-such-option
 done
+
+# a token file others can read is warned about (as the example config
+# says), even when the command then fails; the token itself is not shown
+printf 'tok-cli-7d3a\n' >"$st/token"
+chmod 644 "$st/token"
+printf '[patchwork]\n\turl = http://127.0.0.1:1\n\ttoken-file = %s\n\tproject = p\n\tmax-attempts = 1\n' \
+	"$st/token" >"$st/config"
+warns_token() { # CMD...: a failing command still warns, without the token
+	local warned
+	warned=$("$bin" --config "$st/config" --state "$st" "$@" 2>&1 >/dev/null)
+	pt_checks=$((pt_checks + 1))
+	case $warned in
+	*"patchwork.token-file: '$st/token' is readable by others (mode 644)"*) ;;
+	*) fail "$*: no warning for a token file of mode 644: $warned" ;;
+	esac
+	case $warned in *tok-cli-7d3a*) fail "$*: the token was printed" ;; esac
+}
+warns_token pw series 1
+warns_token run --once
 
 # the man page documents each command in the table, and no other
 man=$PT_SOURCE_DIR/docs/patchtriage.1
