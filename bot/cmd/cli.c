@@ -233,6 +233,35 @@ int cli_db(struct cli_ctx *ctx, struct db **out)
 	return 0;
 }
 
+int cli_db_existing(struct cli_ctx *ctx, struct db **out)
+{
+	struct buf path = BUF_INIT;
+	struct stat st;
+	int rc;
+
+	if (!ctx->db) {
+		rc = buf_addf(&path, "%s/state.db", ctx->state_dir);
+		if (!rc && stat(path.ptr, &st))
+			rc = pt_error_set(PT_ENOTFOUND,
+					  "no state database '%s': %s (see "
+					  "--state)",
+					  path.ptr, strerror(errno));
+		buf_free(&path);
+		if (rc)
+			return rc;
+	}
+	return cli_db(ctx, out);
+}
+
+/* A configuration file named by --config or $PATCHTRIAGE_CONFIG exists. */
+static int config_file_ok(const struct cli_ctx *ctx)
+{
+	if (!ctx->config_file || !access(ctx->config_file, F_OK))
+		return 0;
+	return pt_error_set(PT_ENOTFOUND, "config file '%s': %s",
+			    ctx->config_file, strerror(errno));
+}
+
 static char *default_dir(const char *xdg_var, const char *fallback)
 {
 	struct buf b = BUF_INIT;
@@ -340,7 +369,10 @@ int cli_main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	rc = c->fn(argc - i, argv + i, &ctx);
+	if (c->fn != cmd_help && c->fn != cmd_version && config_file_ok(&ctx))
+		rc = cli_fail_last();
+	else
+		rc = c->fn(argc - i, argv + i, &ctx);
 out:
 	db_close(ctx.db);
 	config_free(ctx.cfg);

@@ -49,6 +49,11 @@ void cli_print_help(const char *cmd);
 /* Lazily open the configuration and the state database. */
 int cli_config(struct cli_ctx *ctx, struct config **out);
 int cli_db(struct cli_ctx *ctx, struct db **out);
+/*
+ * As cli_db, for a command that only reads the state: PT_ENOTFOUND,
+ * naming the path, when there is no state database, and nothing created.
+ */
+int cli_db_existing(struct cli_ctx *ctx, struct db **out);
 /* mkdir -p the state directory (mode 0700). */
 int cli_state_dir(struct cli_ctx *ctx, const char **out);
 

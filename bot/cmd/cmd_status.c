@@ -2,7 +2,8 @@
  * cmd_status.c - `patchtriage status [--json]`: where the bot is (its
  * lock, the event stream and folder positions), what waits (the queue),
  * what it did today and its last errors, from bot/loop/status.c.  Text for
- * people, --json for monitoring.
+ * people, --json for monitoring.  It creates no state: a state database
+ * that is not there is an error.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,6 @@ static void print_text(const json_t *s)
 
 int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 {
-	const char *dir;
 	struct db *db;
 	json_t *s = NULL;
 	char *txt;
@@ -79,11 +79,9 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	rc = opt_parse("status", opts, argc, argv, NULL, 0, &npos);
 	if (rc)
 		return opt_exit(rc);
-	rc = cli_state_dir(ctx, &dir);
+	rc = cli_db_existing(ctx, &db); /* status never creates state */
 	if (!rc)
-		rc = cli_db(ctx, &db);
-	if (!rc)
-		rc = status_collect(&s, db, dir);
+		rc = status_collect(&s, db, ctx->state_dir);
 	if (rc)
 		return cli_fail_last();
 	if (json) {

@@ -1,8 +1,9 @@
 #!/bin/bash
 # test_cli.sh - the command line contract: --help/--version/help CMD, exit
 # codes (0 ok, 1 failure, 2 usage), clear messages for unknown commands
-# and options, the warning for a token file others can read, and the man
-# page naming exactly the commands of the table.
+# and options, the warning for a token file others can read, status
+# creating no state and naming a missing state or config file, and the
+# man page naming exactly the commands of the table.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
 
@@ -59,7 +60,6 @@ expect_err "error: unknown option '--bogus'" "$bin" --state "$st" status --bogus
 expect_err "error: unknown option '--bogus'" "$bin" --state "$st" pw --bogus=1
 expect_exit 2 "$bin" --state "$st" status --json=yes
 expect_exit 2 "$bin" --state "$st" status -- --json
-expect_exit 0 "$bin" --state "$st" status --json
 expect_out "usage: patchtriage stats" "$bin" stats -h
 for c in $("$bin" --help | awk '/^commands:/{on=1; next} on && /^   [a-z]/{print $1}'); do
 	expect_exit 2 "$bin" --state "$st" "$c" --no-such-option
@@ -83,6 +83,20 @@ warns_token() { # CMD...: a failing command still warns, without the token
 }
 warns_token pw series 1
 warns_token run --once
+
+# read-only commands never create state: a state directory or database
+# that is not there is an error naming it, and stays not there; a
+# configuration file named with --config must exist
+expect_exit 1 "$bin" --state "$st/no/such" status
+expect_err "error: .*'$st/no/such/state.db'" "$bin" --state "$st/no/such" status
+[ ! -e "$st/no" ] || fail "status created '$st/no'"
+mkdir "$st/empty"
+expect_exit 1 "$bin" --state "$st/empty" status --json
+[ ! -e "$st/empty/state.db" ] || fail "status created a database"
+expect_exit 1 "$bin" --state "$st" --config "$st/missing.conf" status
+expect_err "error: .*'$st/missing.conf'" \
+	"$bin" --state "$st" --config "$st/missing.conf" status
+expect_exit 0 "$bin" --state "$st" status --json # run --once made it
 
 # the man page documents each command in the table, and no other
 man=$PT_SOURCE_DIR/docs/patchtriage.1
