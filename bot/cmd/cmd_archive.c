@@ -173,7 +173,7 @@ static int cmd_stats_(int argc, char **argv, struct cli_ctx *ctx)
 	rc = opt_parse("archive", opts, argc, argv, NULL, 0, &npos);
 	if (rc)
 		return rc;
-	if (cli_db(ctx, &db) || archive_stats(&s, db))
+	if (cli_db_existing(ctx, &db) || archive_stats(&s, db))
 		return cli_fail_last();
 	if (!json) {
 		print_stats(&s);
@@ -234,7 +234,8 @@ static int cmd_features(int argc, char **argv, struct cli_ctx *ctx)
 	else if (strcmp(at, "posting"))
 		return cli_usage("archive", "features takes --at "
 					    "posting|apply");
-	if (cli_db(ctx, &db) || listfeat_foreach(db, m, print_row, NULL))
+	if (cli_db_existing(ctx, &db) ||
+	    listfeat_foreach(db, m, print_row, NULL))
 		return cli_fail_last();
 	return EXIT_OK;
 }

@@ -83,7 +83,7 @@ int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
 	if (!report || strcmp(report, "cycle"))
 		return cli_usage("stats", "unknown report '%s'",
 				 report ? report : "");
-	if (cli_db(ctx, &db) || pick_repo(&id, db, repo) ||
+	if (cli_db_existing(ctx, &db) || pick_repo(&id, db, repo) ||
 	    cycle_stats(&s, db, id, (int)late, (int)horizon, BOOT, SEED))
 		return cli_fail_last();
 	rc = json ? cycle_stats_json(&out, &s) : cycle_stats_table(&out, &s);

@@ -84,7 +84,8 @@ warns_token() { # CMD...: a failing command still warns, without the token
 warns_token pw series 1
 warns_token run --once
 
-# read-only commands never create state: a state directory or database
+# read-only commands (status, stats, archive stats and features) never
+# create state: a state directory or database
 # that is not there is an error naming it, and stays not there; a
 # configuration file named with --config must exist
 expect_exit 1 "$bin" --state "$st/no/such" status
@@ -97,6 +98,11 @@ expect_exit 1 "$bin" --state "$st" --config "$st/missing.conf" status
 expect_err "error: .*'$st/missing.conf'" \
 	"$bin" --state "$st" --config "$st/missing.conf" status
 expect_exit 0 "$bin" --state "$st" status --json # run --once made it
+for ro in "stats cycle" "archive stats" "archive features"; do
+	# shellcheck disable=SC2086 # the command's words
+	expect_exit 1 "$bin" --state "$st/no/such" $ro
+	[ ! -e "$st/no" ] || fail "$ro created '$st/no'"
+done
 
 # the man page documents each command in the table, and no other
 man=$PT_SOURCE_DIR/docs/patchtriage.1
