@@ -385,10 +385,6 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->o.ca_file);
 	if (c->o.ca_file) /* instead of the system store, not beside it */
 		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-	if (req->follow) {
-		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-		curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-	}
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);

@@ -49,8 +49,7 @@ struct http_request {
 	const char *content_type; /* of body */
 	const char *body;
 	size_t body_len;
-	unsigned follow : 1; /* follow redirects (http/https only) */
-	unsigned once : 1;   /* one attempt: the caller retries */
+	unsigned once : 1; /* one attempt: the caller retries */
 };
 
 struct http_response {
