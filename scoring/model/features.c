@@ -271,7 +271,6 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 	for (i = 0; i < FEAT_NTAB; i++)
 		t[i] = NAN;
 	out->date = asof_date(p);
-	out->cycle_date = cycle_date(p);
 	out->from_mail = p->source != PATCH_FROM_GIT;
 	rc = feat_clean_changelog(&cl, p);
 	if (!rc)
@@ -307,7 +306,7 @@ int feat_compute(struct feat_vec *out, struct feat_ctx *c,
 				rc = bughist_unmined(c->bh, p, out->date, t);
 		}
 		if (!rc)
-			rc = feat_cycle_asof(c, out->cycle_date, t, out);
+			rc = feat_cycle_asof(c, cycle_date(p), t, out);
 	}
 	if (!rc)
 		rc = toks_to_vec(&tk, out);

@@ -201,13 +201,12 @@ struct feat_vec {
 	/* with FEAT_NAMES: the token behind each sparse entry ("w:null") */
 	char **sp_names;
 	/* facts for the explanations, owned */
-	char *release_tag;  /* newest mainline tag at the cycle date */
-	char *release;	    /* newest mainline final release then */
-	int from_mail;	    /* a mail (cycle date: its Date:) */
-	char *top_dir;	    /* the most-changed directory ("drivers/net/") */
-	char *phrase;	    /* a telling phrase of the changelog */
-	int64_t date;	    /* the as-of date of the history columns */
-	int64_t cycle_date; /* of the proc.rc .. days_since_release */
+	char *release_tag; /* newest mainline tag at the cycle date */
+	char *release;	   /* newest mainline final release then */
+	int from_mail;	   /* a mail (cycle date: its Date:) */
+	char *top_dir;	   /* the most-changed directory ("drivers/net/") */
+	char *phrase;	   /* a telling phrase of the changelog */
+	int64_t date;	   /* the as-of date of the history columns */
 };
 
 void feat_vec_free(struct feat_vec *v); /* the contents; v itself not */
