@@ -35,14 +35,6 @@ struct xfer {
 	int too_big;
 };
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void wipe_free(char *s)
 {
 	volatile char *p = s;
@@ -325,9 +317,9 @@ long http_retry_after_ms(const char *value, long now_s)
 
 int http_sleep_ms(long ms)
 {
-	long end = now_ms() + ms, left;
+	long end = pt_now_ms() + ms, left;
 
-	while ((left = end - now_ms()) > 0) {
+	while ((left = end - pt_now_ms()) > 0) {
 		if (daemon_should_stop())
 			return pt_error_set(PT_EAGAIN, "interrupted");
 		daemon_sleep_ms(left > 200 ? 200 : left);
@@ -456,7 +448,7 @@ int http_do(struct http_client *c, const struct http_request *req,
 {
 	char err[CURL_ERROR_SIZE + 1];
 	struct xfer x;
-	long start = now_ms(), left, wait, ra;
+	long start = pt_now_ms(), left, wait, ra;
 	char *url;
 	CURLcode e = CURLE_OK;
 	int attempt, rc = 0;
@@ -473,7 +465,7 @@ int http_do(struct http_client *c, const struct http_request *req,
 		out->status = 0;
 		out->attempts = attempt;
 		x.too_big = 0;
-		left = c->o.max_total_ms - (now_ms() - start);
+		left = c->o.max_total_ms - (pt_now_ms() - start);
 		if (left < 1)
 			left = 1;
 		e = perform(c, req, &x,
@@ -499,7 +491,7 @@ int http_do(struct http_client *c, const struct http_request *req,
 				   : -1;
 		if (ra >= 0)
 			wait = ra;
-		if (now_ms() - start + wait >= c->o.max_total_ms)
+		if (pt_now_ms() - start + wait >= c->o.max_total_ms)
 			break;
 		rc = http_sleep_ms(wait);
 		if (rc) {
@@ -508,7 +500,7 @@ int http_do(struct http_client *c, const struct http_request *req,
 			goto out;
 		}
 	}
-	left = now_ms() - start;
+	left = pt_now_ms() - start;
 	if (e == CURLE_OPERATION_TIMEDOUT)
 		rc = fail(c, PT_ENET,
 			  "'%s' did not answer in time (%d attempt%s in "

@@ -18,14 +18,6 @@
 
 #define SECRET_CMD_TICK_MS 20 /* how often an exit is looked for */
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* /bin/sh -c cmd as the leader of a new process group; *fd its stdout. */
 static int start(const char *cmd, pid_t *pid, int *fd)
 {
@@ -62,7 +54,7 @@ static int read_until(int fd, struct buf *out, long long deadline, int *rc)
 	ssize_t n;
 
 	for (;;) {
-		left = deadline - now_ms();
+		left = deadline - pt_now_ms();
 		if (left <= 0)
 			return 1;
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
@@ -94,7 +86,7 @@ static int wait_until(pid_t pid, int *status, long long deadline)
 			*status = -1;
 			return 0;
 		}
-		if (now_ms() >= deadline)
+		if (pt_now_ms() >= deadline)
 			return 1;
 		nanosleep(&tick, NULL);
 	}
@@ -120,7 +112,7 @@ static void how_it_ended(int late, int status, enum secret_cmd_end *end,
 int secret_cmd_run(const char *cmd, long timeout_ms, struct buf *out,
 		   enum secret_cmd_end *end, int *code)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = pt_now_ms() + timeout_ms;
 	int fd = -1, status = 0, late, rc;
 	pid_t pid = -1;
 

@@ -103,6 +103,9 @@ void *pt_reallocarray(void *p, size_t n, size_t size);
 char *pt_strdup(const char *s);
 char *pt_strndup(const char *s, size_t n);
 
+/* Milliseconds of the monotonic clock, for deadlines (clock.c). */
+long pt_now_ms(void);
+
 /* Read a whole file (or "-" for stdin) under a size cap. */
 int pt_read_file(struct buf *out, const char *path, size_t max);
 /* Write a whole file atomically: write to PATH.tmp.XXXX, fsync, rename. */
