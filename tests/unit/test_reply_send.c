@@ -295,7 +295,6 @@ static void sent_once_now(struct patch *p, const struct reply_in *in)
 	assert_int_equal(smtpsim_count(&E.plain), 1);
 	assert_risk_row("sent");
 	smtp_opts_clear(&o);
-	patch_free(p);
 }
 
 static void test_killed_before_data_sent_once(void **state)
@@ -308,6 +307,7 @@ static void test_killed_before_data_sent_once(void **state)
 	assert_risk_row("intended");
 
 	sent_once_now(p, &in);
+	patch_free(p);
 }
 
 static void test_killed_after_data_not_resent(void **state)
@@ -415,6 +415,7 @@ static void test_4yz_after_dot_retried(void **state)
 	assert_risk_row("intended");
 
 	sent_once_now(p, &in);
+	patch_free(p);
 }
 
 static void test_drop_after_dot_not_resent(void **state)
