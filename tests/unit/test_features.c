@@ -32,6 +32,7 @@
 #include "scoring/patch/patch.h"
 #include "scoring/model/schema.h"
 #include "dbq.h"
+#include "tmpdir.h"
 
 static const char msg[] =
 	"The probe path dereferences the pointer returned by\n"
@@ -191,6 +192,15 @@ static const char script[] =
 struct fx {
 	char dir[64], repo[96], db[96];
 };
+
+/* The fixture's folder, /tmp/pt-feat-XXXXXX, with repo/ made. */
+static void fx_make(struct fx *f)
+{
+	assert_int_equal(tmpdir_make(f->dir, sizeof(f->dir), "feat"), 0);
+	snprintf(f->repo, sizeof(f->repo), "%s/repo", f->dir);
+	snprintf(f->db, sizeof(f->db), "%s/state.db", f->dir);
+	assert_int_equal(mkdir(f->repo, 0700), 0);
+}
 
 static int sh_script(struct fx *f, const char *text, int phase)
 {
@@ -359,11 +369,7 @@ static void test_as_of(void **state)
 
 	(void)state;
 	git_libgit2_init();
-	snprintf(f.dir, sizeof(f.dir), "/tmp/pt-feat-XXXXXX");
-	assert_non_null(mkdtemp(f.dir));
-	snprintf(f.repo, sizeof(f.repo), "%s/repo", f.dir);
-	snprintf(f.db, sizeof(f.db), "%s/state.db", f.dir);
-	assert_int_equal(mkdir(f.repo, 0700), 0);
+	fx_make(&f);
 	assert_int_equal(sh(&f, 1), 0);
 	assert_int_equal(db_open(&db, f.db, &scoring_db_owners), 0);
 	mine(&f, db);
@@ -420,12 +426,7 @@ static void test_as_of(void **state)
 	feat_vec_free(&after);
 	feat_vec_free(&later);
 	db_close(db);
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", f.dir);
-		assert_int_equal(system(cmd), 0);
-	}
+	assert_int_equal(tmpdir_remove(f.dir), 0);
 	git_libgit2_shutdown();
 }
 
@@ -467,15 +468,10 @@ static void test_mainline_cycle(void **state)
 	struct feat_vec commit, mail;
 	struct fx f;
 	struct db *db;
-	char cmd[128];
 
 	(void)state;
 	git_libgit2_init();
-	snprintf(f.dir, sizeof(f.dir), "/tmp/pt-feat-XXXXXX");
-	assert_non_null(mkdtemp(f.dir));
-	snprintf(f.repo, sizeof(f.repo), "%s/repo", f.dir);
-	snprintf(f.db, sizeof(f.db), "%s/state.db", f.dir);
-	assert_int_equal(mkdir(f.repo, 0700), 0);
+	fx_make(&f);
 	assert_int_equal(sh_script(&f, cycle_script, 1), 0);
 	assert_int_equal(db_open(&db, f.db, &scoring_db_owners), 0);
 	mine(&f, db);
@@ -489,8 +485,7 @@ static void test_mainline_cycle(void **state)
 	feat_vec_free(&commit);
 	feat_vec_free(&mail);
 	db_close(db);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmpdir_remove(f.dir), 0);
 	git_libgit2_shutdown();
 }
 
