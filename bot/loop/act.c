@@ -9,6 +9,7 @@
 #include "bot/loop/act.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,13 @@ static void report(struct act *a, const char *what, const char *text)
 {
 	if (a->report)
 		a->report(a->report_ctx, what, text);
+}
+
+/* Count a failed action and keep its message (the pass's verdict). */
+static void act_failed(char *msg, size_t size, size_t *count)
+{
+	(*count)++;
+	snprintf(msg, size, "%s", pt_error_last());
 }
 
 /* ---- checks -------------------------------------------------------- */
@@ -86,7 +94,8 @@ static int post_row(struct act *a, int64_t id, const char *payload,
 	} else {
 		char *err = pt_strdup(pt_error_last());
 
-		a->st.failures++;
+		act_failed(a->st.check_error, sizeof(a->st.check_error),
+			   &a->st.checks_failed);
 		log_warn("check %s on %s patch %lld not posted: %s", context,
 			 project, (long long)patch, err ? err : "?");
 		store_outbox_set(a->db, id, OUTBOX_INTENDED, NULL, err);
@@ -422,7 +431,8 @@ int act_reply(struct act *a, const char *series_key, const char *kind,
 	if (!rc)
 		reply_done(a, kind, &o, c[idx].p);
 	else
-		a->st.failures++;
+		act_failed(a->st.reply_error, sizeof(a->st.reply_error),
+			   &a->st.replies_failed);
 out:
 	reply_out_clear(&o);
 	free(version);
@@ -480,7 +490,8 @@ static int flush_row(struct act *a, const struct outbox_row *r)
 		log_info("reply <%s> sent (left intended before)",
 			 r->dedupe_key);
 	} else {
-		a->st.failures++;
+		act_failed(a->st.reply_error, sizeof(a->st.reply_error),
+			   &a->st.replies_failed);
 		log_warn("reply <%s> not sent: %s", r->dedupe_key,
 			 pt_error_last());
 	}

@@ -28,7 +28,8 @@ typedef void (*act_report_fn)(void *ctx, const char *what, const char *text);
 struct act_stats {
 	size_t checks_posted, checks_unchanged, checks_reconciled;
 	size_t replies_sent, replies_already, replies_limited;
-	size_t failures;
+	size_t checks_failed, replies_failed;	 /* attempts that failed */
+	char check_error[256], reply_error[256]; /* the last of each */
 };
 
 struct act {

@@ -558,6 +558,33 @@ static void reload_if_asked(struct run *r)
 			  r->config_path, pt_error_last());
 }
 
+/*
+ * A pass of --once fails when a kind of action was tried and none of it
+ * succeeded: the user must not read exit status 0 after a run in which
+ * every reply failed its certificate check.
+ */
+static int once_verdict(const struct run *r)
+{
+	const struct act_stats *a = &r->act.st;
+
+	if (a->replies_failed && !a->replies_sent)
+		return pt_error_set(PT_ENET,
+				    "no reply went out: all %zu attempts "
+				    "failed, the last with: %s",
+				    a->replies_failed, a->reply_error);
+	if (a->checks_failed && !a->checks_posted && !a->checks_reconciled)
+		return pt_error_set(PT_ENET,
+				    "no check was set: all %zu attempts "
+				    "failed, the last with: %s",
+				    a->checks_failed, a->check_error);
+	if (r->st.work_failed && !r->st.work_done)
+		return pt_error_set(PT_ERROR,
+				    "no work item was finished: all %zu "
+				    "failed, the last with: %s",
+				    r->st.work_failed, r->work_error);
+	return 0;
+}
+
 int run_loop(struct run *r, int (*stop)(void))
 {
 	time_t t0 = time(NULL);
@@ -578,6 +605,8 @@ int run_loop(struct run *r, int (*stop)(void))
 			rc = mark_pass(r);
 		if (!rc && r->o.once && src) /* a source failed: say which */
 			return pt_error_set(src, "%s", r->last_error);
+		if (!rc && r->o.once)
+			rc = once_verdict(r);
 		if (rc || r->o.once || stopping(stop))
 			return rc;
 		if (r->o.run_for && time(NULL) - t0 >= r->o.run_for)

@@ -31,6 +31,7 @@ struct run_stats {
 	size_t mails;  /* IMAP messages threaded */
 	size_t series_scored;
 	size_t patches_scored;
+	size_t work_done;     /* work items finished */
 	size_t work_failed;   /* work items that failed an attempt */
 	size_t source_errors; /* failed polls (network) */
 	struct act_stats act;
@@ -51,9 +52,10 @@ int run_reload(struct run *r);
 
 /*
  * Run until stop() (may be NULL) says so, SIGTERM, --once or run_for.
- * SIGHUP (daemon_take_reload) reloads.  Returns the last source error
- * when run with once and a source could not be read, else 0 or a
- * database error.
+ * SIGHUP (daemon_take_reload) reloads.  Run with once, the pass fails
+ * when a source could not be read (its error), or when a kind of action
+ * was tried and never succeeded: every reply, every check or every work
+ * item failed (the last error of that kind).  Else 0 or a database error.
  */
 int run_loop(struct run *r, int (*stop)(void));
 

@@ -46,6 +46,7 @@ struct run {
 	int64_t imap_next_try;
 	int last_source_rc;
 	char last_error[512]; /* message of last_source_rc */
+	char work_error[256]; /* message of the last failed work item */
 	size_t batch;	      /* mails in the open folder transaction */
 	struct lookup *lk;    /* what the loop asks of the threading */
 	struct run_stats st;

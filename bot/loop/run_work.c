@@ -161,7 +161,9 @@ static int series_replies(struct run *r, struct scored *s, size_t n,
 		limited |= !rc && st == REPLY_RATE_LIMITED;
 	}
 	free(c);
-	return rc ? rc : limited ? PT_EAGAIN : 0;
+	if (!rc && limited)
+		rc = pt_error_set(PT_EAGAIN, "rate limited");
+	return rc;
 }
 
 /* Checks per patch, then the series' replies. */
@@ -460,15 +462,22 @@ static int finish_one(struct run *r, const struct store_item *it, int rc)
 	char *err;
 	int max = (int)r->c.max_attempts;
 
-	if (!rc)
+	if (!rc) {
+		r->st.work_done++;
 		return store_finish(r->db, it->id);
-	if (rc == PT_EAGAIN) { /* rate limited: later, not a failure */
+	}
+	if (rc == PT_EAGAIN) { /* rate limited or 4yz: later, no failure */
+		err = pt_strdup(pt_error_last());
 		pt_error_clear();
-		return store_retry(r->db, it->id, now + 300, "rate limited",
-				   it->attempts + 2);
+		rc = store_retry(r->db, it->id, now + 300,
+				 err && *err ? err : "try again later",
+				 it->attempts + 2);
+		free(err);
+		return rc;
 	}
 	r->st.work_failed++;
 	err = pt_strdup(pt_error_last());
+	snprintf(r->work_error, sizeof(r->work_error), "%s", err ? err : "?");
 	log_warn("work %s %s failed (attempt %d of %d): %s", it->kind, it->key,
 		 it->attempts + 1, max, err ? err : "?");
 	wait = 30L << (it->attempts < 10 ? it->attempts : 10);

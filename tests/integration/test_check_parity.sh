@@ -84,10 +84,10 @@ listid=$(sed -n 's/^List-Id: <\(.*\)>$/\1/p' "$mail")
 
 # ---- no thread known: the bot and the CLI alike ----------------------
 pt run --once >"$tmp/run1.out" 2>"$tmp/run1.err"
-check "run --once exits 0 ($(tail -3 "$tmp/run1.err"))" [ $? = 0 ]
+rc=$?; check "run --once exits 0 ($(tail -3 "$tmp/run1.err"))" [ $rc = 0 ]
 dump >"$tmp/pw1.json"
 pt score --json "$mail" >"$tmp/score1.json" 2>"$tmp/score1.err"
-check "score --json exits 0 ($(cat "$tmp/score1.err"))" [ $? = 0 ]
+rc=$?; check "score --json exits 0 ($(cat "$tmp/score1.err"))" [ $rc = 0 ]
 check "without a thread, score's check is what the bot posted" \
 	same_checks "$tmp/pw1.json" "$tmp/score1.json" "$msgid"
 
@@ -153,13 +153,13 @@ for f in "$tmp"/series/mail/*.eml "$tmp/review.eml" "$tmp/ping.eml"; do
 	echo
 done >"$tmp/list.mbox"
 pt archive import --mbox "$tmp/list.mbox" >"$tmp/import.out" 2>&1
-check "archive import exits 0 ($(tail -3 "$tmp/import.out"))" [ $? = 0 ]
+rc=$?; check "archive import exits 0 ($(tail -3 "$tmp/import.out"))" [ $rc = 0 ]
 standin_import "$tmp/ping.eml"
 pt run --once >"$tmp/run2.out" 2>"$tmp/run2.err"
-check "second run exits 0 ($(tail -3 "$tmp/run2.err"))" [ $? = 0 ]
+rc=$?; check "second run exits 0 ($(tail -3 "$tmp/run2.err"))" [ $rc = 0 ]
 dump >"$tmp/pw2.json"
 pt score --json "$mail" >"$tmp/score2.json" 2>"$tmp/score2.err"
-check "score --json exits 0 ($(cat "$tmp/score2.err"))" [ $? = 0 ]
+rc=$?; check "score --json exits 0 ($(cat "$tmp/score2.err"))" [ $rc = 0 ]
 check "with its thread, score's check is what the bot posted" \
 	same_checks "$tmp/pw2.json" "$tmp/score2.json" "$msgid"
 check "the thread counts: p(bug) moved" "$py" -c 'import json, sys

@@ -6,7 +6,8 @@
 # reply per series and kind with the right threading; a second pass does
 # nothing; list review re-scores without a second reply; the daemon picks
 # up a new series, refuses a second instance, reloads on SIGHUP and
-# drains on SIGTERM; status reports it all; bad configurations are named.
+# drains on SIGTERM; status reports it all; bad configurations are named;
+# a --once pass whose every reply fails TLS exits 1, and sends them later.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
 . "$PT_SOURCE_DIR/tests/lib/botenv.sh"
@@ -42,7 +43,7 @@ for p in json.load(open(sys.argv[1]))["patches"]:
 
 # ---- dry run: printed, nothing sent, no state moved ------------------
 TMPDIR=$tmp pt run --once --dry-run >"$tmp/dry.out" 2>"$tmp/dry.err"
-check "dry run exits 0 ($(tail -3 "$tmp/dry.err"))" [ $? = 0 ]
+rc=$?; check "dry run exits 0 ($(tail -3 "$tmp/dry.err"))" [ $rc = 0 ]
 check "dry run prints checks" grep -q '^would set check: netdev patch' "$tmp/dry.out"
 check "dry run prints a reply" grep -q '^would send reply:' "$tmp/dry.out"
 check "dry run reply is threaded" grep -q '^In-Reply-To: <' "$tmp/dry.out"
@@ -56,7 +57,7 @@ check "dry run leaves no copy behind" [ -z "$(ls "$tmp" | grep patchtriage-dry-r
 
 # ---- one real pass ---------------------------------------------------
 pt run --once >"$tmp/run1.out" 2>"$tmp/run1.err"
-check "run --once exits 0 ($(tail -3 "$tmp/run1.err"))" [ $? = 0 ]
+rc=$?; check "run --once exits 0 ($(tail -3 "$tmp/run1.err"))" [ $rc = 0 ]
 dump >"$tmp/pw1.json"
 summarise "$tmp/pw1.json" >"$tmp/checks1"
 n_opted=$(awk '$1 != "linux-ext9"' "$tmp/checks1" | awk '{print $2}' | sort -u | wc -l)
@@ -214,6 +215,39 @@ expect_exit 1 "$bin" --state "$tmp/st" --config "$tmp/empty.conf" run --once
 printf '[run]\n\tpoll-interval = 0\n[patchwork]\n\turl = http://127.0.0.1:1\n\tproject = x\n' >"$tmp/bad.conf"
 expect_err "run.poll-interval" "$bin" --state "$tmp/st" --config "$tmp/bad.conf" run --once
 expect_exit 2 pt run --bogus
+
+# ---- every reply fails its certificate check: --once says so --------
+# A fresh state on the same servers, its SMTP CA one the server's
+# certificate was not signed by: every reply is refused by TLS before a
+# byte of it leaves.  The pass must not exit 0, the queue must name the
+# SMTP error (not "rate limited"), and with the right CA the replies left
+# intended go out.
+cp -r "$tmp/t/state" "$tmp/st-ca"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other \
+	-keyout "$tmp/other.key" -out "$tmp/other.pem" >/dev/null 2>&1
+sed "s|ca-file = $SMTP_CA|ca-file = $tmp/other.pem|" "$tmp/config" >"$tmp/badca.conf"
+ca_sql() { sqlite3 "$tmp/st-ca/state.db" "$1"; }
+n2=$(sent)
+"$bin" --state "$tmp/st-ca" --config "$tmp/badca.conf" run --once \
+	>/dev/null 2>"$tmp/badca.err"
+rc=$?; check "a pass in which every reply failed exits 1 ($(tail -2 "$tmp/badca.err"))" [ $rc = 1 ]
+check "it says no reply went out and why" \
+	grep -q "no reply went out: all [1-9][0-9]* attempts failed, the last with: smtp '" "$tmp/badca.err"
+check "the summary counts the failed replies" \
+	grep -Eq 'failures: [0-9]+ checks, [1-9][0-9]* replies' "$tmp/badca.err"
+check "nothing was sent" [ "$(sent)" = "$n2" ]
+check "the queue names the SMTP error" \
+	[ "$(ca_sql "SELECT count(*) FROM work_queue WHERE last_error LIKE 'smtp ''%'")" -ge 1 ]
+check "and no item says rate limited" \
+	[ "$(ca_sql "SELECT count(*) FROM work_queue WHERE last_error = 'rate limited'")" = 0 ]
+nint=$(ca_sql "SELECT count(*) FROM outbox WHERE kind LIKE 'reply-%' AND state = 'intended'")
+check "the replies stay intended ($nint)" [ "$nint" -ge 1 ]
+"$bin" --state "$tmp/st-ca" --config "$tmp/config" run --once \
+	>/dev/null 2>"$tmp/goodca.err"
+rc=$?; check "with the right CA the pass exits 0 ($(tail -2 "$tmp/goodca.err"))" [ $rc = 0 ]
+check "each reply left intended is sent once" [ "$(sent)" = $((n2 + nint)) ]
+check "none is left intended" \
+	[ "$(ca_sql "SELECT count(*) FROM outbox WHERE kind LIKE 'reply-%' AND state = 'intended'")" = 0 ]
 no_token() { ! grep -q 0123456789abcdef0123456789abcdef01234567 "$@"; }
 check "no token in any log or state" no_token "$tmp"/*.err "$tmp"/*.out \
 	"$tmp/st/state.db"
