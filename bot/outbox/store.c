@@ -116,8 +116,8 @@ int store_finish(struct db *db, int64_t id)
 	int rc;
 
 	rc = db_prepare(&st, db,
-			"UPDATE work_queue SET updated = ?2, state ="
-			" CASE WHEN state = 'rerun' THEN 'pending'"
+			"UPDATE work_queue SET updated = ?2, last_error = NULL,"
+			" state = CASE WHEN state = 'rerun' THEN 'pending'"
 			" ELSE 'done' END WHERE id = ?1");
 	if (rc)
 		return rc;

@@ -34,6 +34,7 @@ int store_enqueue(struct db *db, const char *kind, const char *key,
 		  const char *payload);
 /* Claim the oldest ready item (state pending, not_before <= now). */
 int store_claim(struct db *db, int64_t now, struct store_item *out);
+/* Done (or pending again when re-queued meanwhile); its error is cleared. */
 int store_finish(struct db *db, int64_t id);
 /*
  * Pending items (kind, keys[i]) are done without running: the caller did

@@ -1,6 +1,6 @@
 /*
  * test_store.c - the work queue (claim order, backoff, re-score while
- * running, crash recovery) and the outbox (dedupe keys, states, rate
+ * running, crash recovery, errors cleared when done) and the outbox (dedupe keys, states, rate
  * counts), on a real SQLite file.
  */
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bot/outbox/store.h"
+#include "bot/loop/status.h"
 #include "bot/cmd/schema.h"
 #include "tmpdir.h"
 
@@ -102,6 +103,31 @@ static void test_backoff_and_give_up(void **state)
 	assert_int_equal(failed, 1);
 }
 
+/* status lists a retried item's error only until the item is done */
+static void test_error_gone_when_done(void **state)
+{
+	struct store_item it;
+	int64_t now = time(NULL);
+	json_t *st = NULL;
+
+	(void)state;
+	assert_int_equal(store_enqueue(db, "pw-series", "netdev/7", NULL), 0);
+	assert_int_equal(store_claim(db, now, &it), 0);
+	assert_int_equal(store_retry(db, it.id, now, "rate limited", 3), 0);
+	store_item_clear(&it);
+	assert_int_equal(status_collect(&st, db, dir), 0);
+	assert_int_equal(json_array_size(json_object_get(st, "work_errors")),
+			 1);
+	json_decref(st);
+	assert_int_equal(store_claim(db, now, &it), 0);
+	assert_int_equal(store_finish(db, it.id), 0);
+	store_item_clear(&it);
+	assert_int_equal(status_collect(&st, db, dir), 0);
+	assert_int_equal(json_array_size(json_object_get(st, "work_errors")),
+			 0);
+	json_decref(st);
+}
+
 static void test_recover_after_crash(void **state)
 {
 	struct store_item it;
@@ -180,6 +206,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_and_give_up, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_error_gone_when_done,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_after_crash, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_outbox_dedupe_and_states,
