@@ -458,7 +458,7 @@ int http_do(struct http_client *c, const struct http_request *req,
 		return PT_ENOMEM;
 	memset(&x, 0, sizeof(x));
 	x.r = out;
-	x.max = c->o.max_body;
+	x.max = req->max_body ? req->max_body : c->o.max_body;
 	for (attempt = 1;; attempt++) {
 		clear_headers(out);
 		buf_reset(&out->body);

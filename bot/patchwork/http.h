@@ -50,6 +50,7 @@ struct http_request {
 	const char *body;
 	size_t body_len;
 	unsigned once : 1; /* one attempt: the caller retries */
+	size_t max_body;   /* cap of this answer's body; 0: the client's */
 };
 
 struct http_response {

@@ -97,6 +97,9 @@ int pw_new(struct pw **out, const struct pw_opts *o)
 	pw->per_page = o->per_page ? o->per_page : 100;
 	if (pw->per_page > 250)
 		pw->per_page = 250;
+	pw->max_page = o->max_page ? o->max_page : PW_DEFAULT_MAX_PAGE;
+	pw->max_doc = o->max_doc ? o->max_doc : PW_DEFAULT_MAX_DOC;
+	pw->max_mbox = o->max_mbox ? o->max_mbox : PW_DEFAULT_MAX_MBOX;
 	pw->max_attempts = o->http.max_attempts > 0 ? o->http.max_attempts : 5;
 	rc = http_client_new(&pw->http, &o->http);
 	if (rc)
@@ -279,7 +282,7 @@ int pw_resolve(struct pw *pw, const char *path, char **out)
 }
 
 int pw_request(struct pw *pw, const char *method, const char *url,
-	       const char *body, int once, struct http_response *r)
+	       const char *body, int once, size_t cap, struct http_response *r)
 {
 	struct http_request req;
 	int rc;
@@ -294,6 +297,7 @@ int pw_request(struct pw *pw, const char *method, const char *url,
 		req.body_len = strlen(body);
 	}
 	req.once = once ? 1 : 0;
+	req.max_body = cap;
 	rc = http_do(pw->http, &req, r);
 	if (rc)
 		return pt_error_wrap(rc, "patchwork");
@@ -321,12 +325,12 @@ int pw_parse_json(const char *url, const struct http_response *r, json_t **out)
 	return rc;
 }
 
-int pw_get_json_url(struct pw *pw, const char *url, json_t **out,
+int pw_get_json_url(struct pw *pw, const char *url, size_t cap, json_t **out,
 		    struct http_response *r)
 {
 	int rc;
 
-	rc = pw_request(pw, "GET", url, NULL, 0, r);
+	rc = pw_request(pw, "GET", url, NULL, 0, cap, r);
 	if (!rc)
 		rc = pw_parse_json(url, r, out);
 	return rc;
@@ -349,7 +353,7 @@ int pw_api_version(struct pw *pw, const char **out)
 	http_response_init(&r);
 	rc = buf_addf(&url, "%s/api/", pw->base);
 	if (!rc)
-		rc = pw_get_json_url(pw, url.ptr, &j, &r);
+		rc = pw_get_json_url(pw, url.ptr, pw->max_page, &j, &r);
 	if (!rc && !json_object_get(j, "patches"))
 		rc = pt_error_set(PT_EINVAL,
 				  "'%s' does not look like Patchwork: no "
@@ -362,7 +366,8 @@ int pw_api_version(struct pw *pw, const char **out)
 		http_response_clear(&r);
 		rc = buf_addf(&url, "%s/api/%s/", pw->base, pw_versions[i]);
 		if (!rc)
-			rc = pw_request(pw, "GET", url.ptr, NULL, 0, &r);
+			rc = pw_request(pw, "GET", url.ptr, NULL, 0,
+					pw->max_page, &r);
 		if (rc == PT_ENOTFOUND) {
 			rc = 0;
 			continue;
@@ -399,7 +404,7 @@ int pw_get_json(struct pw *pw, const char *path, json_t **out)
 	http_response_init(&r);
 	rc = pw_resolve(pw, path, &url);
 	if (!rc)
-		rc = pw_get_json_url(pw, url, out, &r);
+		rc = pw_get_json_url(pw, url, pw->max_doc, out, &r);
 	http_response_clear(&r);
 	free(url);
 	return rc;
@@ -447,6 +452,7 @@ static int get_text_url(struct pw *pw, const char *url, struct http_response *r)
 	for (hops = 0; !rc; hops++) {
 		memset(&req, 0, sizeof(req));
 		req.url = cur;
+		req.max_body = pw->max_mbox;
 		http_response_clear(r);
 		rc = http_do(pw->http, &req, r);
 		if (rc) {
@@ -528,12 +534,37 @@ int pw_parse_date(const char *s, int64_t *secs, long *usec)
 
 /* ---- configuration ------------------------------------------------ */
 
+/* patchwork.max-{page,document,mbox}-size in MiB, 1 to the HTTP cap. */
+static int caps_from_config(struct config *cfg, long caps[3])
+{
+	static const char *const keys[3] = { "patchwork.max-page-size",
+					     "patchwork.max-document-size",
+					     "patchwork.max-mbox-size" };
+	const long defs[3] = { PW_DEFAULT_MAX_PAGE >> 20,
+			       PW_DEFAULT_MAX_DOC >> 20,
+			       PW_DEFAULT_MAX_MBOX >> 20 };
+	const long top = PT_MAX_HTTP_BODY >> 20;
+	int i, rc = 0;
+
+	for (i = 0; !rc && i < 3; i++) {
+		rc = config_get_int(cfg, keys[i], defs[i], &caps[i]);
+		if (!rc && (caps[i] < 1 || caps[i] > top))
+			rc = pt_error_set(PT_EINVAL,
+					  "config '%s': %s is %ld; it must be "
+					  "1 to %ld (MiB)",
+					  config_path(cfg), keys[i], caps[i],
+					  top);
+	}
+	return rc;
+}
+
 int pw_from_config(struct pw **out, struct config *cfg, const char *project,
 		   char **project_out, int *insecure)
 {
 	struct pw_opts o;
 	char *url = NULL, *token = NULL, *ver = NULL;
 	long timeout, ctimeout, attempts, budget, backoff, dmax, per_page;
+	long caps[3];
 	int verify, rc;
 
 	*out = NULL;
@@ -577,6 +608,8 @@ int pw_from_config(struct pw **out, struct config *cfg, const char *project,
 				    PW_DEFAULT_DESCRIPTION_MAX, &dmax);
 	if (!rc)
 		rc = config_get_int(cfg, "patchwork.per-page", 100, &per_page);
+	if (!rc)
+		rc = caps_from_config(cfg, caps);
 	if (!rc) {
 		rc = config_read_secret(cfg, "patchwork", &token);
 		if (rc == PT_ENOTFOUND) {
@@ -598,6 +631,9 @@ int pw_from_config(struct pw **out, struct config *cfg, const char *project,
 		o.api_version = ver;
 		o.description_max = (size_t)dmax;
 		o.per_page = (unsigned)per_page;
+		o.max_page = (size_t)caps[0] << 20;
+		o.max_doc = (size_t)caps[1] << 20;
+		o.max_mbox = (size_t)caps[2] << 20;
 		o.http.no_ssl_verify = !verify;
 		o.http.timeout_ms = timeout * 1000;
 		o.http.connect_timeout_ms = ctimeout * 1000;

@@ -25,6 +25,14 @@
 #define PW_MAX_REDIRECTS 5	   /* redirects one pw_get_text() follows */
 #define PW_MAX_LIST_PAGES 20000u   /* pages one list walk may fetch */
 
+/*
+ * Caps of one answer's body by what it is, far below the HTTP client's
+ * PT_MAX_HTTP_BODY: what a daemon reading Patchwork holds at a time.
+ */
+#define PW_DEFAULT_MAX_PAGE (8u << 20)	/* a page of a list (events...) */
+#define PW_DEFAULT_MAX_DOC (32u << 20)	/* one series, patch, cover */
+#define PW_DEFAULT_MAX_MBOX (64u << 20) /* one patch or series mbox */
+
 struct pw_opts {
 	const char *url;	 /* e.g. "https://patchwork.kernel.org" */
 	const char *token;	 /* NULL: anonymous, read only */
@@ -32,6 +40,9 @@ struct pw_opts {
 	const char *api_version; /* NULL: negotiate */
 	size_t description_max;	 /* 0: PW_DEFAULT_DESCRIPTION_MAX */
 	unsigned per_page;	 /* 0: 100 */
+	size_t max_page;	 /* 0: PW_DEFAULT_MAX_PAGE */
+	size_t max_doc;		 /* 0: PW_DEFAULT_MAX_DOC */
+	size_t max_mbox;	 /* 0: PW_DEFAULT_MAX_MBOX */
 	struct http_opts http;
 };
 

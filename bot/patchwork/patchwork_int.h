@@ -22,6 +22,7 @@ struct pw {
 	char *api_root; /* base + "/api/" + version + "/" */
 	size_t description_max;
 	unsigned per_page;
+	size_t max_page, max_doc, max_mbox; /* body caps by kind */
 	int max_attempts;
 	int has_token;
 	struct http_client *http;
@@ -35,19 +36,19 @@ int64_t pw_int_of(const json_t *o, const char *key);
 /* The absolute URL of path, which must be on this server (*out fresh). */
 int pw_resolve(struct pw *pw, const char *path, char **out);
 /*
- * One request (once: no retries) with the answer in *r; a non-2xx
- * answer becomes Patchwork's error.
+ * One request (once: no retries) with the answer in *r, its body capped
+ * at cap bytes; a non-2xx answer becomes Patchwork's error.
  */
 int pw_request(struct pw *pw, const char *method, const char *url,
-	       const char *body, int once, struct http_response *r);
+	       const char *body, int once, size_t cap, struct http_response *r);
 /*
  * r's body as JSON (*out fresh), or an error naming url.  A string may
  * hold "\u0000": C code reading it sees it cut at the NUL.
  */
 int pw_parse_json(const char *url, const struct http_response *r, json_t **out);
 
-/* GET url (with retries) and its body as JSON (*out fresh). */
-int pw_get_json_url(struct pw *pw, const char *url, json_t **out,
+/* GET url (with retries, at most cap bytes) as JSON (*out fresh). */
+int pw_get_json_url(struct pw *pw, const char *url, size_t cap, json_t **out,
 		    struct http_response *r);
 
 typedef int (*pw_page_cb)(json_t *items, void *ctx);

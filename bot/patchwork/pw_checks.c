@@ -215,7 +215,7 @@ static int check_post(struct pw *pw, int64_t patch_id, const char *state,
 		if (rc || found)
 			break;
 		http_response_clear(&r);
-		rc = pw_request(pw, "POST", url, body.ptr, 1, &r);
+		rc = pw_request(pw, "POST", url, body.ptr, 1, pw->max_doc, &r);
 		if (!rc) {
 			rc = pw_parse_json(url, &r, &j);
 			if (!rc) {

@@ -106,7 +106,7 @@ static int walk_page(struct pw *pw, struct walk *w, const char *url,
 	int rc;
 
 	http_response_clear(r);
-	rc = pw_get_json_url(pw, url, &page, r);
+	rc = pw_get_json_url(pw, url, pw->max_page, &page, r);
 	if (!rc && !json_is_array(page))
 		rc = pt_error_set(PT_EINVAL, "patchwork sent no list for '%s'",
 				  url);

@@ -327,7 +327,7 @@ static int series_mails(struct pw *pw, struct pw_series *s)
 			      (long long)s->id);
 		url = b.ptr;
 	}
-	buf_init(&m, PT_MAX_HTTP_BODY);
+	buf_init(&m, pw->max_mbox);
 	if (!rc)
 		rc = pw_get_text(pw, url, &m);
 	if (!rc && m.len)

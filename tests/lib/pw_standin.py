@@ -26,7 +26,8 @@ Faults can be set at run time too: POST /__control__ with a JSON object
  "drop_response_next": N (carry the request out, then reset instead of
  answering), "mbox_short_next": N (the next N series mboxes leave out
  their first patch, as a mail Patchwork cannot render), "canned_next": N
- with "canned": {"status": S, "headers": {...}, "body": "..."} (the next
+ with "canned": {"status": S, "headers": {...}, "body": "...",
+ "repeat": N (the body N times over)} (the next
  N answers are that one, "{url}" in a header replaced by the request's
  own URL: hostile answers such as a Link to self or a foreign redirect),
  "match": "substring of the path the faults apply to",
@@ -943,8 +944,8 @@ class Handler(BaseHTTPRequestHandler):
         hdrs = {k: v.replace('{url}', me)
                 for k, v in (c.get('headers') or {}).items()}
         ctype = hdrs.pop('Content-Type', 'application/json')
-        return self.send(c.get('status', 200), c.get('body', ''), ctype,
-                         extra=hdrs)
+        body = c.get('body', '') * int(c.get('repeat', 1))
+        return self.send(c.get('status', 200), body, ctype, extra=hdrs)
 
     def send(self, status, body=b'', ctype='application/json', extra=None,
              allow=None):

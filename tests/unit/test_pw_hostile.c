@@ -24,6 +24,8 @@
 #include "bot/patchwork/patchwork.h"
 #include "bot/sys/daemon.h"
 #include "pwsim.h"
+#include "tmpdir.h"
+#include "scoring/store/config.h"
 #include "bot/cmd/schema.h"
 
 #define TOKEN "tok-bot-5f0e9c1d2a7b"
@@ -49,6 +51,19 @@ static void canned(const char *match, int n, int status, const char *hdrs,
 		 "\"canned\": {\"status\": %d, \"headers\": {%s}, "
 		 "\"body\": \"%s\"}}",
 		 match, n, status, hdrs, body);
+	assert_int_equal(pwsim_control(&sim, json), 0);
+}
+
+/* One answer of byte c, size times over, on a path holding match. */
+static void canned_big(const char *match, char c, long size)
+{
+	char json[512];
+
+	snprintf(json, sizeof(json),
+		 "{\"clear\": true, \"match\": \"%s\", \"canned_next\": 1, "
+		 "\"canned\": {\"status\": 200, \"body\": \"%c\", "
+		 "\"repeat\": %ld}}",
+		 match, c, size);
 	assert_int_equal(pwsim_control(&sim, json), 0);
 }
 
@@ -141,6 +156,78 @@ static void test_foreign_redirect(void **state)
 	close(fd);
 	buf_free(&b);
 	pw_free(pw);
+}
+
+/*
+ * Caps by what an answer is: 9 MiB is a fine series mbox (64 MiB) but
+ * no events page (8 MiB), refused by size before it is parsed.
+ */
+static void test_caps_by_kind(void **state)
+{
+	struct pw *pw = client(0);
+	struct buf b = BUF_INIT;
+	json_t *j = NULL;
+	char url[128];
+
+	(void)state;
+	canned_big("/series/1/mbox/", 'x', 9L << 20);
+	snprintf(url, sizeof(url), "%s/series/1/mbox/", sim.url);
+	assert_int_equal(pw_get_text(pw, url, &b), 0);
+	assert_int_equal(b.len, 9u << 20);
+	canned_big("/api/1.3/events/", ' ', 9L << 20);
+	assert_int_equal(pw_get_list(pw, "events/", &j), PT_ETOOBIG);
+	assert_null(j);
+	assert_non_null(strstr(pt_error_last(), "/events/"));
+	assert_non_null(strstr(pt_error_last(), "larger than 8388608 bytes"));
+	clear();
+	buf_free(&b);
+	pw_free(pw);
+}
+
+/* The caps are configuration keys in MiB; a bad one is named. */
+static void test_caps_configured(void **state)
+{
+	char dir[64], path[128], text[512], *project = NULL;
+	struct config *cfg = NULL;
+	struct pw *pw = NULL;
+	json_t *j = NULL;
+	int insecure;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "pwcaps"), 0);
+	snprintf(path, sizeof(path), "%s/c.conf", dir);
+	snprintf(text, sizeof(text),
+		 "[patchwork]\n\turl = %s\n\tproject = test\n"
+		 "\tmax-page-size = 1\n\tmax-mbox-size = 0\n",
+		 sim.url);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(config_open(&cfg, path), 0);
+	assert_int_equal(pw_from_config(&pw, cfg, NULL, &project, &insecure),
+			 PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "patchwork.max-mbox-size"));
+	assert_non_null(strstr(pt_error_last(), path));
+	config_free(cfg);
+
+	text[strlen(text) - strlen("\tmax-mbox-size = 0\n")] = '\0';
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(config_open(&cfg, path), 0);
+	assert_int_equal(pw_from_config(&pw, cfg, NULL, &project, &insecure),
+			 0);
+	canned_big("/api/1.3/events/", ' ', 2L << 20);
+	assert_int_equal(pw_get_list(pw, "events/", &j), PT_ETOOBIG);
+	assert_non_null(strstr(pt_error_last(), "larger than 1048576 bytes"));
+	clear();
+	pw_free(pw);
+	free(project);
+	config_free(cfg);
+	assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 static void test_json_redirect(void **state)
@@ -242,6 +329,8 @@ int main(void)
 		cmocka_unit_test(test_link_back),
 		cmocka_unit_test(test_foreign_redirect),
 		cmocka_unit_test(test_json_redirect),
+		cmocka_unit_test(test_caps_by_kind),
+		cmocka_unit_test(test_caps_configured),
 		cmocka_unit_test(test_events_bad_one),
 		cmocka_unit_test(test_stop_between_pages),
 	};
