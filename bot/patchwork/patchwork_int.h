@@ -14,6 +14,9 @@
 
 #include "bot/patchwork/http.h"
 
+/* How many skipped events a client remembers, to warn of each once. */
+#define PW_SKIPPED_RING 64u
+
 struct pw {
 	char *base;   /* "https://host[:port][/prefix]" without final / */
 	char *origin; /* "https://host[:port]" */
@@ -23,6 +26,8 @@ struct pw {
 	size_t description_max;
 	unsigned per_page;
 	size_t max_page, max_doc, max_mbox; /* body caps by kind */
+	uint64_t skipped[PW_SKIPPED_RING];  /* events warned of (hashes) */
+	unsigned nskipped;
 	int max_attempts;
 	int has_token;
 	struct http_client *http;

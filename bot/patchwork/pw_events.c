@@ -4,7 +4,9 @@
  * database (tables pw_positions and pw_events_seen): each event is
  * handled in the transaction that marks it seen.  An event that cannot
  * be handled (no numeric id, no date, a NUL in a string) is logged and
- * skipped, not marked seen, and the rest of its page goes on.
+ * skipped, not marked seen, and the rest of its page goes on; it rides
+ * along in every poll until a newer event moves the position past it,
+ * and is warned of once (then at debug level).
  */
 #include "bot/patchwork/patchwork.h"
 
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "scoring/util/fnv.h"
 #include "bot/patchwork/patchwork_int.h"
 #include "bot/sys/log.h"
 
@@ -217,6 +220,36 @@ static const char *unusable(const json_t *e, const struct pw_event *ev,
 	return NULL;
 }
 
+/* 1 the first time this client meets event e of project (skipped). */
+static int first_skip(struct pw *pw, const char *project, const json_t *e)
+{
+	char *text = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
+	uint64_t h = fnv_bytes(FNV_INIT, project, strlen(project) + 1);
+	unsigned i, n;
+
+	if (text)
+		h = fnv_bytes(h, text, strlen(text));
+	free(text);
+	n = pw->nskipped < PW_SKIPPED_RING ? pw->nskipped : PW_SKIPPED_RING;
+	for (i = 0; i < n; i++)
+		if (pw->skipped[i] == h)
+			return 0;
+	pw->skipped[pw->nskipped++ % PW_SKIPPED_RING] = h;
+	return 1;
+}
+
+/* Say that event i of a page is skipped, and why: once a client. */
+static void log_skip(struct poll *p, const json_t *e, size_t i, const char *why)
+{
+	enum log_level lvl = first_skip(p->pw, p->project, e) ? LOG_LVL_WARN
+							      : LOG_LVL_DEBUG;
+
+	log_msg(lvl,
+		"patchwork '%s': skipped event %zu of a page of project "
+		"'%s': %s",
+		p->pw->base, i + 1, p->project, why);
+}
+
 /*
  * A page of events in one transaction: each event is handled exactly
  * once across crashes, as with one transaction each, for a commit a
@@ -239,9 +272,7 @@ static int poll_page(json_t *items, void *ctx)
 		pw_event_from_json(&ev, e);
 		why = unusable(e, &ev, key);
 		if (why) {
-			log_warn("patchwork '%s': skipped event %zu of a page "
-				 "of project '%s': %s",
-				 p->pw->base, i + 1, p->project, why);
+			log_skip(p, e, i, why);
 			continue;
 		}
 		rc = seen(p, ev.id, &dup);

@@ -3,7 +3,9 @@
  * the stand-in (its canned_next fault): a Link to the same page or back
  * to an earlier one, a stop request between pages, an mbox redirected
  * to another origin, a redirect where JSON was expected, and an events
- * page with a NUL in a string and an event whose id is not a number.
+ * page with a NUL in a string and an event whose id is not a number
+ * (warned of once, however often it comes back), and the caps of an
+ * answer by what it is.
  * Each case is bounded (few canned answers, a 3 s client timeout and an
  * alarm for the whole program).
  */
@@ -23,6 +25,7 @@
 #include "scoring/store/db.h"
 #include "bot/patchwork/patchwork.h"
 #include "bot/sys/daemon.h"
+#include "bot/sys/log.h"
 #include "pwsim.h"
 #include "tmpdir.h"
 #include "scoring/store/config.h"
@@ -266,8 +269,44 @@ static int on_event(const struct pw_event *ev, void *ctx)
 	"\\\"project\\\": {\\\"id\\\": 1}, \\\"date\\\": \\\"" date "\\\", " \
 	"\\\"payload\\\": " pl "}"
 
+static int saved_stderr = -1;
+
+/* Send stderr to a fresh file (path: a mkstemp template). */
+static void capture_start(char *path)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved_stderr = dup(2);
+	assert_true(saved_stderr >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	close(fd);
+}
+
+/* Give stderr back; the lines of the capture that hold needle. */
+static int capture_count(const char *path, const char *needle)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f;
+
+	fflush(stderr);
+	assert_int_equal(dup2(saved_stderr, 2), 2);
+	close(saved_stderr);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	unlink(path);
+	return n;
+}
+
 static void test_events_bad_one(void **state)
 {
+	char log1[] = "/tmp/pt-pwhostile-log-XXXXXX";
+	char log2[] = "/tmp/pt-pwhostile-log-XXXXXX";
 	char dbpath[] = "/tmp/pt-pwhostile-XXXXXX";
 	char file[64];
 	struct seen s;
@@ -282,7 +321,8 @@ static void test_events_bad_one(void **state)
 	close(fd);
 	snprintf(file, sizeof(file), "%s.db", dbpath);
 	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
-	canned("/api/1.3/events/", 1, 200, "",
+	log_setup(LOG_TO_STDERR, LOG_LVL_INFO);
+	canned("/api/1.3/events/", 2, 200, "",
 	       "[" EV("101", "2026-12-01T10:00:00",
 		      "{\\\"patch\\\": {\\\"id\\\": 1, \\\"name\\\": "
 		      "\\\"a\\\\u0000b\\\"}}") ", " EV("\\\"abc\\\"",
@@ -291,13 +331,23 @@ static void test_events_bad_one(void **state)
 								     "2026-12-01T10:00:02",
 								     "{\\\"patch\\\": {\\\"id\\\": 2}}") "]");
 	memset(&s, 0, sizeof(s));
+	capture_start(log1);
 	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
 					on_event, &s, &n),
 			 0);
+	assert_int_equal(capture_count(log1, "skipped event"), 2);
 	/* the good event handled; the two bad ones skipped, not marked */
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.ids[0], 103);
 	assert_int_equal(n, 1);
+	/* the same page again: nothing new, and no second warning */
+	capture_start(log2);
+	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
+					on_event, &s, &n),
+			 0);
+	assert_int_equal(capture_count(log2, "skipped event"), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(s.n, 1);
 	clear();
 	db_close(db);
 	unlink(file);
