@@ -97,9 +97,9 @@ static size_t read_cb(char *dst, size_t size, size_t n, void *ctx)
 
 /*
  * The whole message went out and the server answered its final dot
- * with a 4yz: not accepted (RFC 5321 4.2.5), so a later try cannot
- * duplicate it.  Returns that code, else 0 (a dropped connection leaves
- * curl's last code at DATA's 354).
+ * with a 4yz or 5yz: not accepted (RFC 5321 4.2.5), so a later try
+ * cannot duplicate it.  Returns that code, else 0 (a dropped connection
+ * leaves curl's last code at DATA's 354).
  */
 static long refused_after_dot(CURL *h, const struct upload *u)
 {
@@ -108,7 +108,7 @@ static long refused_after_dot(CURL *h, const struct upload *u)
 	if (!u->started || u->left ||
 	    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK)
 		return 0;
-	return code >= 400 && code < 500 ? code : 0;
+	return code >= 400 && code < 600 ? code : 0;
 }
 
 static int map_error(CURL *h, CURLcode c, const struct upload *u,
@@ -126,6 +126,12 @@ static int map_error(CURL *h, CURLcode c, const struct upload *u,
 	    c == CURLE_SSL_CONNECT_ERROR || c == CURLE_PEER_FAILED_VERIFICATION)
 		return pt_error_set(PT_EAGAIN, "smtp '%s': %s", url, why);
 	code = refused_after_dot(h, u);
+	if (code >= 500)
+		return pt_error_set(PT_ERROR,
+				    "smtp '%s': the server answered %ld to "
+				    "the end of the message (refused for good, "
+				    "not tried again): %s",
+				    url, code, why);
 	if (code)
 		return pt_error_set(PT_EAGAIN,
 				    "smtp '%s': the server answered %ld to "

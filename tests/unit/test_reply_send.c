@@ -338,8 +338,9 @@ static void test_killed_after_data_not_resent(void **state)
 /*
  * The server's answer to the final dot: a 4yz means the message was not
  * accepted (RFC 5321 4.2.5), so the row goes back to 'intended' and the
- * next try sends it once; a connection dropped with no answer may have
- * delivered it, so it is never sent again.
+ * next try sends it once; a 5yz refuses it for good (failed, said so);
+ * a connection dropped with no answer may have delivered it, so it is
+ * never sent again.
  */
 static void serve_after_dot(int lfd, const char *answer)
 {
@@ -415,6 +416,28 @@ static void test_4yz_after_dot_retried(void **state)
 	assert_risk_row("intended");
 
 	sent_once_now(p, &in);
+	patch_free(p);
+}
+
+/* a 5yz to the dot: refused for good, said so, never sent again */
+static void test_5yz_after_dot_refused(void **state)
+{
+	struct patch *p = rfx_load("acme-v2-2.eml");
+	struct reply_in in = rfx_risk_in(0.42);
+	struct smtp_opts o;
+
+	(void)state;
+	assert_int_equal(send_answered("554 5.7.1 rejected by policy\r\n"),
+			 PT_ERROR);
+	assert_non_null(strstr(pt_error_last(), "554"));
+	assert_non_null(strstr(pt_error_last(), "refused for good"));
+	assert_null(strstr(pt_error_last(), "may have been sent"));
+	assert_risk_row("failed");
+
+	rfx_smtp_opts(&o, "plain");
+	reply_expect(&o, p, &in, 0, REPLY_ALREADY);
+	assert_int_equal(smtpsim_count(&E.plain), 0);
+	smtp_opts_clear(&o);
 	patch_free(p);
 }
 
@@ -738,6 +761,7 @@ int main(void)
 		T(test_killed_before_data_sent_once),
 		T(test_killed_after_data_not_resent),
 		T(test_4yz_after_dot_retried),
+		T(test_5yz_after_dot_refused),
 		T(test_drop_after_dot_not_resent),
 		T(test_server_down_then_resent_once),
 		T(test_refused_recipient_others_get_it),
