@@ -45,6 +45,10 @@ static void print_text(const json_t *s)
 				       ? str(d, "detail")
 				       : "not running");
 	printf("last pass: %s\n", str(s, "last_pass"));
+	d = json_object_get(s, "skipped_for_age");
+	printf("skipped for age: %lld checks (check.max-age), %lld replies "
+	       "(reply.max-age)\n",
+	       num(d, "checks"), num(d, "replies"));
 	json_array_foreach (json_object_get(s, "patchwork"), i, it)
 		printf("patchwork %s project %s: event %lld of %s\n",
 		       str(it, "url"), str(it, "project"), num(it, "last_id"),

@@ -82,7 +82,10 @@ static int conf_projects(struct run_conf *c, const char *main_project)
 	return rc;
 }
 
-/* run.since, else run.backlog-hours (24) before now, as Patchwork dates. */
+/*
+ * run.since, else run.backlog-hours (default 0: now) before now, as
+ * Patchwork dates: a first start takes no backlog unless asked to.
+ */
 static int conf_since(struct run_conf *c)
 {
 	char tmp[32];
@@ -94,7 +97,7 @@ static int conf_since(struct run_conf *c)
 	rc = config_get_string(c->cfg, "run.since", NULL, &c->since);
 	if (rc || c->since)
 		return rc;
-	rc = config_get_int(c->cfg, "run.backlog-hours", 24, &hours);
+	rc = config_get_int(c->cfg, "run.backlog-hours", 0, &hours);
 	if (rc)
 		return rc;
 	if (hours < 0)
@@ -182,6 +185,25 @@ static void conf_warnings(const struct run_conf *c)
 		log_warn("config '%s': %s", config_path(c->cfg), *w);
 }
 
+/* reply.max-age (3) and check.max-age (14), in days, as seconds. */
+static int conf_ages(struct run_conf *c)
+{
+	long reply, check;
+	int rc;
+
+	rc = config_get_int(c->cfg, "reply.max-age", 3, &reply);
+	if (!rc)
+		rc = config_get_int(c->cfg, "check.max-age", 14, &check);
+	if (!rc && (reply < 1 || check < 1 || reply > 36500 || check > 36500))
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': reply.max-age and "
+				  "check.max-age are days, 1 to 36500",
+				  config_path(c->cfg));
+	c->reply_max_age = (int64_t)reply * 86400;
+	c->check_max_age = (int64_t)check * 86400;
+	return rc;
+}
+
 static int conf_load(struct run_conf *c, const char *path)
 {
 	int rc;
@@ -196,6 +218,8 @@ static int conf_load(struct run_conf *c, const char *path)
 		rc = conf_mail(c);
 	if (!rc)
 		rc = conf_repo(c);
+	if (!rc)
+		rc = conf_ages(c);
 	if (!rc)
 		rc = config_get_int(c->cfg, "run.poll-interval", 60,
 				    &c->poll_interval);
@@ -537,15 +561,48 @@ static int start(struct run *r)
 	return rc;
 }
 
+/* Add what this pass skipped for age to the state's totals (status). */
+static int note_old(struct run *r)
+{
+	static const char *const keys[2] = { "run/old-checks",
+					     "run/old-replies" };
+	const size_t now[2] = { r->st.old_checks, r->st.old_replies };
+	char *v = NULL, tmp[32];
+	long long total;
+	int i, rc = 0;
+
+	for (i = 0; !rc && i < 2; i++) {
+		if (now[i] == r->old_noted[i])
+			continue;
+		rc = db_kv_get(r->db, keys[i], &v);
+		if (rc == PT_ENOTFOUND) {
+			pt_error_clear();
+			rc = 0;
+		}
+		total = v ? strtoll(v, NULL, 10) : 0;
+		free(v);
+		v = NULL;
+		total += (long long)(now[i] - r->old_noted[i]);
+		snprintf(tmp, sizeof(tmp), "%lld", total);
+		if (!rc)
+			rc = db_kv_set(r->db, keys[i], tmp);
+		if (!rc)
+			r->old_noted[i] = now[i];
+	}
+	return rc;
+}
+
 static int mark_pass(struct run *r)
 {
+	int rc;
 	char tmp[32];
 	time_t t = time(NULL);
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
 	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return db_kv_set(r->db, "run/last-pass", tmp);
+	rc = note_old(r);
+	return rc ? rc : db_kv_set(r->db, "run/last-pass", tmp);
 }
 
 static void reload_if_asked(struct run *r)

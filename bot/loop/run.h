@@ -34,6 +34,8 @@ struct run_stats {
 	size_t work_done;     /* work items finished */
 	size_t work_failed;   /* work items that failed an attempt */
 	size_t source_errors; /* failed polls (network) */
+	size_t old_checks;    /* checks not set: patch over check.max-age */
+	size_t old_replies;   /* replies not sent: over reply.max-age */
 	struct act_stats act;
 };
 

@@ -31,6 +31,7 @@ struct run_conf {
 	struct smtp_opts smtp;
 	git_repository *repo; /* run.repo, for blame; may be NULL */
 	long poll_interval, max_attempts;
+	int64_t reply_max_age, check_max_age; /* seconds */
 };
 
 struct run {
@@ -50,6 +51,7 @@ struct run {
 	size_t batch;	      /* mails in the open folder transaction */
 	struct lookup *lk;    /* what the loop asks of the threading */
 	struct run_stats st;
+	size_t old_noted[2]; /* old_checks, old_replies kept in the state */
 	struct act act;
 };
 

@@ -33,7 +33,8 @@
 struct scored {
 	struct patch *p; /* owned when own */
 	int own;
-	int64_t pw_id; /* 0: not from Patchwork */
+	int64_t pw_id;	 /* 0: not from Patchwork */
+	int64_t pw_date; /* Patchwork's date of the patch; 0: none */
 	const struct policy_subsys *sub;
 	struct verdict v; /* scores, shown reasons, review summary */
 	struct reply_reason why[TRIAGE_NTASKS][VERDICT_MAX_REASONS];
@@ -111,6 +112,20 @@ static int post_check(struct run *r, struct scored *s, const char *project,
 	return rc;
 }
 
+/*
+ * 1 when the patch is older than max_age seconds: by its own Date and
+ * by Patchwork's date, whichever is newer (an author's clock that runs
+ * late does not make a fresh posting old).  A patch with neither date
+ * is old: nothing is sent about what cannot be dated.
+ */
+static int too_old(const struct scored *s, int64_t max_age)
+{
+	int64_t d = s->p->author_date > s->pw_date ? s->p->author_date
+						   : s->pw_date;
+
+	return d <= 0 || (int64_t)time(NULL) - d > max_age;
+}
+
 static int patch_checks(struct run *r, struct scored *s, const char *project)
 {
 	const struct policy_subsys *sub = s->sub;
@@ -120,6 +135,14 @@ static int patch_checks(struct run *r, struct scored *s, const char *project)
 
 	if (!sub || !(sub->actions & POLICY_CHECK) || !s->pw_id)
 		return 0;
+	if (too_old(s, r->c.check_max_age)) {
+		r->st.old_checks++;
+		log_info("%s patch %lld is older than check.max-age (%lld "
+			 "days): no check",
+			 project, (long long)s->pw_id,
+			 (long long)(r->c.check_max_age / 86400));
+		return 0;
+	}
 	rc = post_check(r, s, project, TRIAGE_RISK, "patchtriage-risk",
 			risk->p >= sub->risk_threshold ? "warning" : "success");
 	if (!rc && fix->have && fix->p >= sub->stable_threshold)
@@ -134,18 +157,23 @@ static int series_replies(struct run *r, struct scored *s, size_t n,
 	static const char *const kinds[TRIAGE_NTASKS] = { "stable", "risk" };
 	struct act_candidate *c;
 	enum reply_status st;
-	size_t i, m;
+	size_t i, m, old;
 	int k, rc = 0, limited = 0;
 
 	c = pt_calloc(n ? n : 1, sizeof(*c));
 	if (!c)
 		return PT_ENOMEM;
 	for (k = 0; !rc && k < TRIAGE_NTASKS; k++) {
-		for (i = m = 0; i < n; i++) {
+		for (i = m = old = 0; i < n; i++) {
 			const struct triage_score *t = &s[i].v.res.task[k];
 
 			if (!t->have || !s[i].p->message_id)
 				continue;
+			if (too_old(&s[i], r->c.reply_max_age)) {
+				old += s[i].sub &&
+				       (s[i].sub->actions & POLICY_REPLY);
+				continue;
+			}
 			c[m].p = s[i].p;
 			c[m].in.kind = kinds[k];
 			c[m].in.probability = t->p;
@@ -156,6 +184,14 @@ static int series_replies(struct run *r, struct scored *s, size_t n,
 			c[m].in.pw_project = project;
 			c[m].in.suggested_fixes = s[i].fixes;
 			m++;
+		}
+		if (!m && old) {
+			r->st.old_replies++;
+			log_info("series %s: older than reply.max-age (%lld "
+				 "days): no %s reply",
+				 key, (long long)(r->c.reply_max_age / 86400),
+				 kinds[k]);
+			continue;
 		}
 		rc = act_reply(&r->act, key, kinds[k], c, m, &st);
 		limited |= !rc && st == REPLY_RATE_LIMITED;
@@ -293,6 +329,10 @@ static int work_pw_series(struct run *r, const char *project, int64_t id)
 			continue;
 		s[n].p = ps->patches[i].parsed;
 		s[n].pw_id = ps->patches[i].id;
+		if (pw_parse_date(json_string_value(json_object_get(
+					  ps->patches[i].json, "date")),
+				  &s[n].pw_date, NULL))
+			pt_error_clear(); /* no date: the patch's own counts */
 		rc = score_patch(r, &s[n], project);
 		n += !rc;
 	}

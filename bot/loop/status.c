@@ -3,8 +3,9 @@
  * database alone (no network): whether a bot holds the state's lock, the
  * position in each Patchwork project's event stream and in each IMAP
  * folder, the work queue by kind and state, the actions of the day (UTC)
- * by kind and state, and the most recent errors of work items and of
- * outgoing actions.  One JSON object; the CLI prints it or a text view.
+ * by kind and state, the most recent errors of work items and of
+ * outgoing actions, and how many checks and replies were left out for
+ * the patch's age.  One JSON object; the CLI prints it or a text view.
  */
 #include "bot/loop/status.h"
 
@@ -138,6 +139,37 @@ static const struct {
 			   " LIMIT 10" },
 };
 
+/* What the bot left out for age, over every pass of this state. */
+static int add_old(json_t *root, struct db *db)
+{
+	static const char *const keys[2][2] = {
+		{ "run/old-checks", "checks" }, { "run/old-replies", "replies" }
+	};
+	json_t *o = json_object();
+	char *v;
+	int i, rc = o ? 0 : PT_ENOMEM;
+
+	for (i = 0; !rc && i < 2; i++) {
+		v = NULL;
+		rc = db_kv_get(db, keys[i][0], &v);
+		if (rc == PT_ENOTFOUND) {
+			pt_error_clear();
+			rc = 0;
+		}
+		if (!rc &&
+		    json_object_set_new(o, keys[i][1],
+					json_integer(v ? strtoll(v, NULL, 10)
+						       : 0)))
+			rc = PT_ENOMEM;
+		free(v);
+	}
+	if (!rc && json_object_set_new(root, "skipped_for_age", o))
+		return PT_ENOMEM;
+	if (rc)
+		json_decref(o);
+	return rc;
+}
+
 int status_collect(json_t **out, struct db *db, const char *state_dir)
 {
 	json_t *root = json_object();
@@ -149,6 +181,8 @@ int status_collect(json_t **out, struct db *db, const char *state_dir)
 		rc = add_lock(root, state_dir);
 	if (!rc)
 		rc = add_kv(root, db, "run/last-pass", "last_pass");
+	if (!rc)
+		rc = add_old(root, db);
 	for (i = 0; !rc && i < sizeof(lists) / sizeof(*lists); i++)
 		rc = add_rows(root, lists[i].key, db, lists[i].sql,
 			      utc_midnight());

@@ -107,6 +107,9 @@ EOF
 	url = smtp://127.0.0.1:$SMTP_PORT
 	ca-file = $SMTP_CA
 [reply]
+	# the series are dated just after the test tree (years ago): the
+	# age guard and the first-start position are opened wide here
+	max-age = 36500
 	from = patchtriage <bot@example.org>
 	contact = maintainers@example.org
 	templates = $PT_SOURCE_DIR/templates
@@ -114,7 +117,10 @@ EOF
 	maintainers-file = $d/t/linux/MAINTAINERS
 [mail]
 	sentiment-file = $PT_SOURCE_DIR/conf/sentiment.txt
+[check]
+	max-age = 36500
 [run]
+	since = 2000-01-01T00:00:00
 	repo = $d/t/linux
 	poll-interval = 1
 [subsystem "netdev"]
