@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scoring/patch/patch.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
 #include "bot/cmd/schema.h"
@@ -72,6 +73,17 @@ void cli_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	say("warning: ", fmt, ap);
 	va_end(ap);
+}
+
+void cli_warn_uncounted(const struct patch *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->nuncounted; i++)
+		cli_warn("commit %.12s: the change to '%s' could not be read "
+			 "(its blob is missing from the object database) and "
+			 "was not counted",
+			 p->commit_id ? p->commit_id : "?", p->uncounted[i]);
 }
 
 void cli_print_usage(FILE *f, const char *cmd)

@@ -41,6 +41,9 @@ int cli_fail_last(void);
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct patch;
+/* Warn of each file of a commit whose change could not be read. */
+void cli_warn_uncounted(const struct patch *p);
 /* Print the command's usage line(s) to f. */
 void cli_print_usage(FILE *f, const char *cmd);
 /* Print the command's usage line and summary to stdout (its --help). */

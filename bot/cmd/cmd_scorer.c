@@ -40,9 +40,9 @@ void scorer_free(struct scorer *s)
 int scorer_put_json(json_t *j, const struct scorer *s, int digits)
 {
 	static const char *const keys[SCORER_NTASKS] = { "fix", "risk" };
-	json_t *check = json_object();
+	json_t *check = json_object(), *uncounted;
 	char *text;
-	size_t t;
+	size_t t, i;
 
 	for (t = 0; t < SCORER_NTASKS; t++)
 		if (s->model[t])
@@ -52,6 +52,17 @@ int scorer_put_json(json_t *j, const struct scorer *s, int digits)
 						    : json_null());
 	json_object_set_new(j, "check", check);
 	json_object_set_new(j, "history", json_boolean(s->have_history));
+	json_object_set_new(j, "merge",
+			    s->nparents > 1
+				    ? json_pack("{s:i, s:s}", "parents",
+						(int)s->nparents, "against",
+						s->patch->parent_id)
+				    : json_null());
+	uncounted = json_array();
+	for (i = 0; i < s->patch->nuncounted; i++)
+		json_array_append_new(uncounted,
+				      json_string(s->patch->uncounted[i]));
+	json_object_set_new(j, "uncounted", uncounted);
 	text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(digits));
 	json_decref(j);
 	if (!text)
@@ -80,8 +91,7 @@ static int open_triage(struct scorer *s, struct cli_ctx *ctx, const char *repo)
 	return rc;
 }
 
-static int read_commit(struct patch **out, const char *repo_dir,
-		       const char *rev)
+static int read_commit(struct scorer *s, const char *repo_dir, const char *rev)
 {
 	git_repository *repo = NULL;
 	git_object *obj = NULL;
@@ -98,11 +108,23 @@ static int read_commit(struct patch **out, const char *repo_dir,
 				  git_error_last() ? git_error_last()->message
 						   : "not a commit");
 	else
-		rc = patch_from_commit(out, repo, (git_commit *)obj);
+		rc = patch_from_commit(&s->patch, repo, (git_commit *)obj);
+	if (!rc)
+		s->nparents = git_commit_parentcount((git_commit *)obj);
 	git_object_free(obj);
 	git_repository_free(repo);
 	git_libgit2_shutdown();
 	return rc;
+}
+
+/* What the scores of a commit leave out: unread files, other parents. */
+static void warn_commit(const struct scorer *s)
+{
+	cli_warn_uncounted(s->patch);
+	if (s->nparents > 1)
+		cli_warn("commit %.12s is a merge of %u parents: scored as "
+			 "its diff against the first parent, %.12s",
+			 s->patch->commit_id, s->nparents, s->patch->parent_id);
 }
 
 static int read_mail(struct patch **out, const char *file)
@@ -216,10 +238,12 @@ int scorer_run(struct scorer *s, int *json, int argc, char **argv,
 		return cli_usage(cmd, "--commit needs --repo DIR");
 	rc = open_triage(s, ctx, repo);
 	if (!rc)
-		rc = rev ? read_commit(&s->patch, repo, rev)
+		rc = rev ? read_commit(s, repo, rev)
 			 : read_mail(&s->patch, file);
 	if (!rc)
 		rc = score(s, ctx);
+	if (!rc)
+		warn_commit(s);
 	if (rc) {
 		scorer_free(s);
 		return cli_fail_last();

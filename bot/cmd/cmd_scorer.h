@@ -34,6 +34,7 @@ struct scorer {
 	size_t nwhy[SCORER_NTASKS];
 	double bias[SCORER_NTASKS];
 	int have_history;
+	unsigned nparents; /* of a commit; 0 for a mail */
 };
 
 /* The model directory of a task under the state directory. */
@@ -54,7 +55,9 @@ void scorer_free(struct scorer *s);
 /*
  * Add "check" to j: {"fix": DESC, "risk": DESC}, for each task with a
  * model the check description the daemon posts (null when it posts
- * none for this patch); then "history", print it on one line with that many significant
+ * none for this patch); then "history", "merge" ({"parents": N,
+ * "against": FIRST-PARENT} for a merge commit, else null) and
+ * "uncounted" (the paths p->uncounted names); print it on one line with that many significant
  * digits for reals, and release it.  Returns an EXIT_* code.
  */
 struct json_t;

@@ -230,6 +230,8 @@ static int show_commit(struct show *s, const char *rev, const char *dir)
 	if (patch_from_commit(&p, repo, (git_commit *)commit) ||
 	    show_patch(s, p))
 		rc = cli_fail("cannot show '%s': %s", rev, pt_error_last());
+	else
+		cli_warn_uncounted(p);
 out:
 	patch_free(p);
 	git_object_free(commit);

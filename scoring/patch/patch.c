@@ -69,6 +69,9 @@ void patch_free(struct patch *p)
 	clear_message(p);
 	free(p->notes);
 	clear_diff(p);
+	for (i = 0; i < p->nuncounted; i++)
+		free(p->uncounted[i]);
+	free(p->uncounted);
 	free(p);
 }
 

@@ -60,6 +60,11 @@ struct patch {
 	struct patch_file *files;
 	size_t nfiles;
 	unsigned added, removed;
+	/* commits only: the paths whose change could not be read (a blob
+	   missing from the object database), not in files and not counted,
+	   as `mine` counts them; NULL when there is none */
+	char **uncounted;
+	size_t nuncounted;
 };
 
 int patch_new(struct patch **out);

@@ -5,7 +5,9 @@
  * format-patch writes it), author and committer with their dates, and the
  * diff to the first parent (the empty tree for a root commit) with rename
  * detection.  The diff is printed as a patch and handed to patch_set_diff,
- * so commits and mails go through the one diff parser.  The caller has
+ * so commits and mails go through the one diff parser; a file whose blob
+ * is missing from the object database is named in p->uncounted instead,
+ * as `mine` counts it (history_diff.c).  The caller has
  * called git_libgit2_init() (it holds a repository).
  */
 #include "scoring/patch/mail.h"
@@ -116,16 +118,117 @@ out:
 	return rc;
 }
 
+/*
+ * Whether one side of a delta names a blob that the object database
+ * lacks (a damaged or partial clone).  The miner's rule (history_diff.c):
+ * such a file's change cannot be read, so it is left out and named, not
+ * an error.  Absent sides and submodules have no blob to read.
+ */
+static int blob_missing(git_repository *repo, const git_diff_file *f)
+{
+	git_odb *odb = NULL;
+	int missing = 0;
+
+	if (git_oid_is_zero(&f->id) || f->mode == GIT_FILEMODE_COMMIT)
+		return 0;
+	if (!git_repository_odb(&odb, repo))
+		missing = !git_odb_exists(odb, &f->id);
+	git_odb_free(odb);
+	return missing;
+}
+
+static int delta_missing(git_repository *repo, const git_diff_delta *d)
+{
+	return blob_missing(repo, &d->old_file) ||
+	       blob_missing(repo, &d->new_file);
+}
+
+static int any_missing(git_repository *repo, const git_diff *diff)
+{
+	size_t i, n = git_diff_num_deltas(diff);
+
+	for (i = 0; i < n; i++)
+		if (delta_missing(repo, git_diff_get_delta(diff, i)))
+			return 1;
+	return 0;
+}
+
+static int add_uncounted(struct patch *p, const git_diff_delta *d)
+{
+	const char *path = d->status == GIT_DELTA_DELETED || !d->new_file.path
+				   ? d->old_file.path
+				   : d->new_file.path;
+	char **v;
+
+	v = pt_reallocarray(p->uncounted, p->nuncounted + 1, sizeof(*v));
+	if (!v)
+		return PT_ENOMEM;
+	p->uncounted = v;
+	v[p->nuncounted] = pt_strdup(path ? path : "?");
+	if (!v[p->nuncounted])
+		return PT_ENOMEM;
+	p->nuncounted++;
+	return 0;
+}
+
+/* The patch text of the deltas that can be read; the rest to uncounted. */
+static int readable_text(struct buf *out, struct patch *p, git_repository *repo,
+			 git_diff *diff)
+{
+	const git_diff_delta *d;
+	git_patch *gp;
+	git_buf one = GIT_BUF_INIT;
+	size_t i, n = git_diff_num_deltas(diff);
+	int rc = 0;
+
+	for (i = 0; !rc && i < n; i++) {
+		d = git_diff_get_delta(diff, i);
+		if (delta_missing(repo, d)) {
+			rc = add_uncounted(p, d);
+			continue;
+		}
+		gp = NULL;
+		if (git_patch_from_diff(&gp, diff, i) ||
+		    git_patch_to_buf(&one, gp))
+			rc = git_fail(-1, "cannot diff against the parent");
+		else
+			rc = buf_add(out, one.ptr, one.size);
+		git_patch_free(gp);
+		git_buf_dispose(&one);
+	}
+	return rc;
+}
+
+static int parent_tree(git_tree **out, const git_commit *commit)
+{
+	git_commit *parent = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (git_commit_parentcount(commit) > 0) {
+		rc = git_commit_parent(&parent, commit, 0);
+		if (!rc)
+			rc = git_commit_tree(out, parent);
+	}
+	git_commit_free(parent);
+	return rc;
+}
+
+/*
+ * Diff to the first parent.  When a blob is missing, renames are paired
+ * as far as the blobs allow (the miner's "keep A and D") and the files
+ * that cannot be read go to p->uncounted.
+ */
 static int diff_set(struct patch *p, git_repository *repo,
 		    const git_commit *commit)
 {
 	git_diff_options opts;
 	git_diff_find_options fo;
-	git_commit *parent = NULL;
 	git_tree *tree = NULL, *ptree = NULL;
 	git_diff *diff = NULL;
 	git_buf out = GIT_BUF_INIT;
-	int rc;
+	struct buf text = BUF_INIT;
+	int rc, missing = 0;
 
 	/* the _INIT macros trip -Wmissing-field-initializers */
 	rc = git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
@@ -134,30 +237,37 @@ static int diff_set(struct patch *p, git_repository *repo,
 						GIT_DIFF_FIND_OPTIONS_VERSION);
 	if (!rc)
 		rc = git_commit_tree(&tree, commit);
-	if (!rc && git_commit_parentcount(commit) > 0) {
-		rc = git_commit_parent(&parent, commit, 0);
-		if (!rc)
-			rc = git_commit_tree(&ptree, parent);
-	}
+	if (!rc)
+		rc = parent_tree(&ptree, commit);
 	if (!rc)
 		rc = treediff_diff(&diff, repo, ptree, tree, &opts);
 	fo.flags = GIT_DIFF_FIND_RENAMES;
-	if (!rc)
+	if (!rc) {
+		missing = any_missing(repo, diff);
 		rc = git_diff_find_similar(diff, &fo);
-	if (!rc)
+		if (rc && missing) {
+			git_error_clear();
+			rc = 0;
+		}
+	}
+	if (!rc && !missing)
 		rc = git_diff_to_buf(&out, diff, GIT_DIFF_FORMAT_PATCH);
 	if (rc) {
 		rc = git_fail(rc, "cannot diff against the parent");
 		goto out;
 	}
-	if (out.size)
+	if (missing)
+		rc = readable_text(&text, p, repo, diff);
+	if (!rc && out.size)
 		rc = patch_set_diff(p, out.ptr, out.size);
+	else if (!rc && text.len)
+		rc = patch_set_diff(p, text.ptr, text.len);
 out:
+	buf_free(&text);
 	git_buf_dispose(&out);
 	git_diff_free(diff);
 	git_tree_free(ptree);
 	git_tree_free(tree);
-	git_commit_free(parent);
 	return rc;
 }
 

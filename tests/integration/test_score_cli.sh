@@ -202,6 +202,58 @@ for t in fix risk; do
 	done
 done
 
+# --- a commit whose blob is missing from the object database --------------
+# `mine` counts such a change as uncounted and goes on; score does the
+# same: the other files are scored, the unread one named.
+cp -r "$repo" "$tmp/holey"
+hrepo=$tmp/holey
+hfile=$(git -C "$hrepo" ls-files '*.c' | head -1)
+echo "/* one more line */" >> "$hrepo/$hfile"
+git -C "$hrepo" add "$hfile"
+printf 'other\n' > "$hrepo/README.extra"
+git -C "$hrepo" add README.extra
+git -C "$hrepo" -c user.name=T -c user.email=t@example.org \
+	commit -q -m "foo: touch $hfile"
+hblob=$(git -C "$hrepo" rev-parse "HEAD:$hfile")
+rm -f "$hrepo/.git/objects/${hblob:0:2}/${hblob:2}"
+git -C "$hrepo" cat-file -e "$hblob" 2>/dev/null && fail "the blob is still there"
+expect_exit 0 pt score --commit HEAD --repo "$hrepo"
+expect_err "the change to '$hfile' could not be read .* not counted" \
+	pt score --commit HEAD --repo "$hrepo"
+expect_exit 0 pt explain --commit HEAD --repo "$hrepo"
+pt score --json --commit HEAD --repo "$hrepo" > "$tmp/h.json" 2>/dev/null ||
+	fail "score --json on a commit with a missing blob failed"
+pycheck "$tmp/h.json" "$hfile" <<'EOF2' || fail "score --json uncounted"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["uncounted"] == [sys.argv[2]], j["uncounted"]
+assert j["merge"] is None, j["merge"]
+assert 0 < j["p_fix"] < 1 and 0 < j["p_bug"] < 1, j
+EOF2
+
+# --- a merge commit: scored against its first parent, and said so ------
+mrepo=$tmp/merged
+git clone -q "$repo" "$mrepo"
+git -C "$mrepo" checkout -q -b side HEAD~1
+printf 'side\n' > "$mrepo/side.txt"
+git -C "$mrepo" add side.txt
+gitc() { git -C "$mrepo" -c user.name=T -c user.email=t@example.org "$@"; }
+gitc commit -q -m "side: add a file"
+gitc checkout -q -
+gitc merge -q --no-ff -m "Merge branch 'side'" side
+first=$(git -C "$mrepo" rev-parse HEAD^1)
+expect_exit 0 pt score --commit HEAD --repo "$mrepo"
+expect_err "is a merge of 2 parents: scored as its diff against the first parent, ${first:0:12}" \
+	pt score --commit HEAD --repo "$mrepo"
+pt score --json --commit HEAD --repo "$mrepo" > "$tmp/mg.json" 2>/dev/null ||
+	fail "score --json on a merge failed"
+pycheck "$tmp/mg.json" "$first" <<'EOF2' || fail "score --json merge"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["merge"] == {"parents": 2, "against": sys.argv[2]}, j["merge"]
+assert j["uncounted"] == [], j["uncounted"]
+EOF2
+
 # --- bad input ---------------------------------------------------------------
 expect_exit 1 pt score "$tmp/missing.eml"
 expect_err "missing\.eml" pt score "$tmp/missing.eml"
