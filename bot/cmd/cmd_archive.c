@@ -50,6 +50,26 @@ static void print_result(const struct archive_result *r)
 		       r->deleted);
 }
 
+/*
+ * A file that ended early is an error of its own (what was read stays
+ * stored): 1 after saying so, naming the file as the user gave it.
+ */
+static int say_cut(const struct archive *a, const char *path,
+		   struct progress *pr)
+{
+	size_t nread;
+
+	if (!archive_source_cut(a, &nread))
+		return 0;
+	if (pr->shown)
+		fputs("\r\033[K", stderr);
+	pr->shown = 0;
+	cli_fail("archive import: '%s': compressed stream ends early "
+		 "(message %zu and after not read)",
+		 path, nread + 1);
+	return 1;
+}
+
 static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 		      int full)
 {
@@ -60,7 +80,7 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 	struct config *cfg;
 	struct db *db;
 	char *lex = NULL, **epochs = NULL, **e;
-	int i, rc;
+	int i, rc, cut = 0;
 
 	memset(&o, 0, sizeof(o));
 	rc = cli_config(ctx, &cfg);
@@ -79,6 +99,8 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 	for (i = 0; !rc && i < n; i++) {
 		if (!pi) {
 			rc = archive_import_mbox(a, paths[i]);
+			if (!rc)
+				cut += say_cut(a, paths[i], &pr);
 			continue;
 		}
 		rc = archive_pi_epochs(&epochs, paths[i]);
@@ -96,7 +118,7 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 	} else {
 		if (!ctx->quiet)
 			print_result(&r);
-		rc = EXIT_OK;
+		rc = cut ? EXIT_FAIL : EXIT_OK;
 	}
 	archive_free(a);
 	free(lex);

@@ -37,7 +37,9 @@ struct archive {
 	sqlite3_stmt *skip;
 	const char *source; /* path of the source being read */
 	size_t src_messages, src_skipped;
-	size_t batch; /* messages in the open transaction */
+	int src_cut;	 /* the last mbox ended early */
+	size_t src_read; /* ... after this many messages */
+	size_t batch;	 /* messages in the open transaction */
 	double t0, last_progress;
 };
 
@@ -447,6 +449,7 @@ static int begin_source(struct archive *a, char **abs, const char *path)
 		return PT_ENOMEM;
 	a->source = *abs;
 	a->src_messages = a->src_skipped = 0;
+	a->src_cut = 0;
 	a->res.sources++;
 	return 0;
 }
@@ -487,7 +490,9 @@ int archive_import_mbox(struct archive *a, const char *path)
 		rc = import_source(a, 0, abs, NULL, &w);
 	if (!rc)
 		rc = outcome_flush(a->outcome);
-	if (!rc && w.truncated)
+	a->src_cut = !rc && w.truncated;
+	a->src_read = w.commits;
+	if (a->src_cut)
 		rc = record_skip(a, "end", "compressed stream ends early");
 	if (!rc)
 		rc = source_save(a, abs, "mbox", NULL);
@@ -495,6 +500,12 @@ int archive_import_mbox(struct archive *a, const char *path)
 	a->source = NULL;
 	free(abs);
 	return rc;
+}
+
+int archive_source_cut(const struct archive *a, size_t *nread)
+{
+	*nread = a->src_cut ? a->src_read : 0;
+	return a->src_cut;
 }
 
 int archive_finish(struct archive *a, struct archive_result *out)

@@ -114,6 +114,13 @@ void archive_free(struct archive *a);
 int archive_import_pi(struct archive *a, const char *gitdir);
 int archive_import_mbox(struct archive *a, const char *path);
 /*
+ * After archive_import_mbox(): 1 when the file ended early (a gzip
+ * stream cut short; what was read is stored, the cut message is not,
+ * and archive_skips has the row "end") with *nread the messages read
+ * in full, else 0.
+ */
+int archive_source_cut(const struct archive *a, size_t *nread);
+/*
  * Recompute outcomes and list labels over everything imported (and any
  * mined history in the database) and give the totals of this import.
  */

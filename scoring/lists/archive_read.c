@@ -402,7 +402,8 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 		}
 		m.b.len += (size_t)n;
 		m.b.ptr[m.b.len] = '\0';
-		rc = mbox_scan(&m, n == 0);
+		/* a cut stream's last message is cut too: not delivered */
+		rc = mbox_scan(&m, n == 0 && !out->truncated);
 		if (rc || n == 0)
 			break;
 		mbox_compact(&m);

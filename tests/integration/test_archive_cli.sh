@@ -97,6 +97,22 @@ expect_out "read 3 messages from 1 sources: 0 new, 2 already stored, 1 skipped" 
 expect_out '"applied": 1, "applied_reply": 1' \
 	"$bin" --state "$st" archive stats --json
 expect_out '"skipped": 1, ' "$bin" --state "$st" archive stats --json
+
+# a gzip'd mbox cut short: what was read is stored, the file is named
+# with the problem on stderr and the exit status is 1
+st3=$PT_TMP/state3
+size=$(stat -c %s "$PT_TMP/s.mbox.gz")
+head -c $((size - 30)) "$PT_TMP/s.mbox.gz" > "$PT_TMP/cut.mbox.gz"
+expect_exit 1 "$bin" --state "$st3" archive import --mbox "$PT_TMP/cut.mbox.gz"
+expect_err "^error: archive import: '$PT_TMP/cut.mbox.gz': compressed stream ends early \(message 4 and after not read\)\$" \
+	"$bin" --state "$PT_TMP/state4" archive import --mbox "$PT_TMP/cut.mbox.gz"
+expect_out '"messages": 3, ' "$bin" --state "$st3" archive stats --json
+expect_out '"patches": 2, ' "$bin" --state "$st3" archive stats --json
+# with a good file after it, the good one is read too
+expect_exit 1 "$bin" --state "$PT_TMP/state5" archive import \
+	--mbox "$PT_TMP/cut.mbox.gz" "$mbox"
+expect_out '"sources": 2, "messages": 4, ' \
+	"$bin" --state "$PT_TMP/state5" archive stats --json
 expect_out '"outcome": "applied"' "$bin" --state "$st" archive features \
 	--at apply
 finish
