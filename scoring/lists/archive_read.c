@@ -176,7 +176,26 @@ static int cmp_long(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int list_epochs(long **nums, size_t *n, const char *dir)
+#define PI_EXPECTED                                                      \
+	"(expected a public-inbox, its epochs in git/0.git, git/1.git, " \
+	"..., or the git directory of one epoch)"
+
+/* Why PATH, as the user gave it, is not a public-inbox. */
+static int not_pi(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return pt_error_set(PT_ENOTFOUND, "'%s': %s " PI_EXPECTED, path,
+				    strerror(errno));
+	return pt_error_set(PT_ENOTFOUND,
+			    "'%s' is neither a git directory nor a "
+			    "public-inbox " PI_EXPECTED,
+			    path);
+}
+
+static int list_epochs(long **nums, size_t *n, const char *dir,
+		       const char *path)
 {
 	DIR *d;
 	struct dirent *de;
@@ -187,10 +206,7 @@ static int list_epochs(long **nums, size_t *n, const char *dir)
 	*n = 0;
 	d = opendir(dir);
 	if (!d)
-		return pt_error_set(PT_ENOTFOUND,
-				    "'%s' is neither a git "
-				    "directory nor a public-inbox",
-				    dir);
+		return not_pi(path);
 	while ((de = readdir(d))) {
 		k = epoch_number(de->d_name);
 		if (k < 0)
@@ -232,11 +248,10 @@ int archive_pi_epochs(char ***out, const char *path)
 	if (is_git_dir(path))
 		n = 1;
 	else if ((rc = buf_addf(&dir, "%s/git", path)) ||
-		 (rc = list_epochs(&nums, &n, dir.ptr)))
+		 (rc = list_epochs(&nums, &n, dir.ptr, path)))
 		goto out;
 	if (!n) {
-		rc = pt_error_set(PT_ENOTFOUND, "no epochs under '%s'",
-				  dir.ptr);
+		rc = not_pi(path);
 		goto out;
 	}
 	v = pt_calloc(n + 1, sizeof(*v));

@@ -20,6 +20,11 @@ expect_exit 2 "$bin" --state "$st" archive features --at never
 expect_err "cannot open '$PT_TMP/none.mbox'" \
 	"$bin" --state "$st" archive import --mbox "$PT_TMP/none.mbox"
 expect_exit 1 "$bin" --state "$st" archive import --public-inbox "$PT_TMP"
+# the path as given, the problem, and what was expected there
+expect_err "^error: '$PT_TMP/nonexistent': No such file or directory \(expected a public-inbox, its epochs in git/0\.git" \
+	"$bin" --state "$st" archive import --public-inbox "$PT_TMP/nonexistent"
+expect_err "^error: '$PT_TMP' is neither a git directory nor a public-inbox \(expected" \
+	"$bin" --state "$st" archive import --public-inbox "$PT_TMP"
 
 # mbox, then the same mail gzip'd: nothing new the second time
 expect_out "read 4 messages from 1 sources: 4 new, 0 already stored, 0 skipped" \
