@@ -6,6 +6,7 @@
  */
 #include "bot/cmd/cmd_scorer.h"
 
+#include <ctype.h>
 #include <git2.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -127,15 +128,28 @@ static void warn_commit(const struct scorer *s)
 			 s->patch->commit_id, s->nparents, s->patch->parent_id);
 }
 
+static int blank(const struct buf *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->len; i++)
+		if (!isspace((unsigned char)b->ptr[i]))
+			return 0;
+	return 1;
+}
+
 static int read_mail(struct patch **out, const char *file)
 {
+	const char *name = strcmp(file, "-") ? file : "<stdin>";
 	struct buf b = BUF_INIT;
 	int rc = pt_read_file(&b, file, PT_MAX_MAIL_SIZE);
 
-	if (!rc)
-		rc = patch_from_mail(out, b.ptr, b.len);
+	if (!rc && blank(&b))
+		rc = pt_error_set(PT_EINVAL, "no message in '%s'", name);
+	if (!rc && (rc = patch_from_mail(out, b.ptr, b.len)))
+		pt_error_wrap(rc, "cannot parse '%s'", name);
 	if (!rc && !(*out)->nfiles)
-		rc = pt_error_set(PT_EINVAL, "'%s' has no diff", file);
+		rc = pt_error_set(PT_EINVAL, "'%s' has no diff", name);
 	buf_free(&b);
 	return rc;
 }

@@ -155,6 +155,7 @@ static int show_patch(struct show *s, const struct patch *p)
 		print_human(p, s->nmsg++ == 0);
 		return 0;
 	}
+	s->nmsg++;
 	rc = patch_to_json(&b, p);
 	if (!rc)
 		printf("%s\n", b.ptr);
@@ -197,7 +198,7 @@ static int show_file(struct show *s, const char *path)
 	if (rc)
 		return cli_fail("cannot split '%s': %s", s->name,
 				pt_error_last());
-	if (!s->nmsg && !s->failed && !s->json)
+	if (!s->nmsg && !s->failed)
 		return cli_fail("no message in '%s'", s->name);
 	return s->failed ? EXIT_FAIL : EXIT_OK;
 }

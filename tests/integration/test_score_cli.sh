@@ -256,6 +256,14 @@ EOF2
 
 # --- bad input ---------------------------------------------------------------
 expect_exit 1 pt score "$tmp/missing.eml"
+no_input() { "$@" < /dev/null; }
+for c in score explain; do
+	expect_exit 1 no_input pt $c -
+	expect_err "^error: no message in '<stdin>'\$" no_input pt $c --json -
+done
+printf 'not a mail\n' > "$tmp/junk.eml"
+expect_exit 1 pt score "$tmp/junk.eml"
+expect_err "^error: cannot parse '$tmp/junk.eml': " pt score "$tmp/junk.eml"
 expect_err "missing\.eml" pt score "$tmp/missing.eml"
 expect_exit 1 pt score "$data/mail/reply.eml"
 expect_err "reply\.eml' has no diff" pt score "$data/mail/reply.eml"

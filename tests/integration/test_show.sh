@@ -40,6 +40,15 @@ expect_err "error: cannot parse '.*bad.mbox' \(message 2\): no header" "$bin" sh
 [ "$("$bin" show --json "$tmp/bad.mbox" 2>/dev/null | wc -l)" = 2 ] ||
 	fail "the good messages around the broken one were not shown"
 
+# empty input: said, naming it, and exit 1, with --json too
+no_input() { "$@" < /dev/null; }
+: > "$tmp/empty.eml"
+for json in "" --json; do
+	expect_exit 1 no_input "$bin" show $json -
+	expect_err "^error: no message in '<stdin>'\$" no_input "$bin" show $json -
+	expect_exit 1 "$bin" show $json "$tmp/empty.eml"
+	expect_err "^error: no message in '$tmp/empty.eml'\$" "$bin" show $json "$tmp/empty.eml"
+done
 expect_exit 1 "$bin" show "$tmp/missing.eml"
 expect_err "missing.eml" "$bin" show "$tmp/missing.eml"
 expect_exit 2 "$bin" show
