@@ -5,6 +5,7 @@
  * and list labels (scoring/lists/outcome.c), and print what is stored.  The
  * sentiment word list comes from mail.sentiment-file, as for IMAP.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,28 +157,52 @@ static int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 	return rc;
 }
 
+/*
+ * One count a line, its unit in the label ("applied, patches" beside
+ * "applied notices, messages"); the --json keys are the field names.
+ */
+#define STAT(f, label)                                   \
+	{                                                \
+		label, offsetof(struct archive_stats, f) \
+	}
+static const struct {
+	const char *label;
+	size_t off;
+} stat_lines[] = {
+	STAT(sources, "sources, epochs and mbox files"),
+	STAT(messages, "messages"),
+	STAT(skipped, "skipped, messages"),
+	STAT(series, "series"),
+	STAT(series_complete, "complete series"),
+	STAT(versions_linked, "series linked to an earlier version"),
+	STAT(patches, "patches"),
+	STAT(replies, "replies, messages"),
+	STAT(reviews, "review trailers given on the list"),
+	STAT(notices, "applied notices, messages"),
+	STAT(applied, "applied, patches"),
+	STAT(applied_reply, "applied by a maintainer's reply, patches"),
+	STAT(applied_bot, "applied by a patchwork-bot notice, patches"),
+	STAT(applied_commit, "applied as a mined commit, patches"),
+	STAT(superseded, "superseded, patches"),
+	STAT(neither, "neither applied nor superseded, patches"),
+	STAT(fixes, "fixes (Fixes: or Cc: stable), patches"),
+	STAT(bugs, "bug-introducing, patches"),
+	STAT(trivial_only, "named by trivial fixes only, patches"),
+};
+#undef STAT
+
 static void print_stats(const struct archive_stats *s)
 {
-	printf("sources:    %lld (%lld messages, %lld skipped)\n",
-	       (long long)s->sources, (long long)s->messages,
-	       (long long)s->skipped);
-	printf("series:     %lld (%lld complete, %lld linked to an earlier "
-	       "version)\n",
-	       (long long)s->series, (long long)s->series_complete,
-	       (long long)s->versions_linked);
-	printf("patches:    %lld, replies %lld, review trailers %lld, "
-	       "applied notices %lld\n",
-	       (long long)s->patches, (long long)s->replies,
-	       (long long)s->reviews, (long long)s->notices);
-	printf("outcomes:   applied %lld (reply %lld, bot %lld, commit %lld),"
-	       " superseded %lld, neither %lld\n",
-	       (long long)s->applied, (long long)s->applied_reply,
-	       (long long)s->applied_bot, (long long)s->applied_commit,
-	       (long long)s->superseded, (long long)s->neither);
-	printf("labels:     fix %lld, bug-introducing %lld (trivial only "
-	       "%lld)\n",
-	       (long long)s->fixes, (long long)s->bugs,
-	       (long long)s->trivial_only);
+	size_t i, w = 0, n;
+
+	for (i = 0; i < sizeof(stat_lines) / sizeof(stat_lines[0]); i++) {
+		n = strlen(stat_lines[i].label);
+		w = n > w ? n : w;
+	}
+	for (i = 0; i < sizeof(stat_lines) / sizeof(stat_lines[0]); i++)
+		printf("%-*s  %lld\n", (int)w, stat_lines[i].label,
+		       (long long)*(const int64_t *)((const char *)s +
+						     stat_lines[i].off));
 }
 
 static int cmd_stats_(int argc, char **argv, struct cli_ctx *ctx)

@@ -34,7 +34,8 @@ expect_out "read 4 messages from 1 sources: 0 new, 4 already stored" \
 	"$bin" --state "$st" archive import --mbox "$PT_TMP/s.mbox.gz"
 expect_out '"patches": 3, ' "$bin" --state "$st" archive stats --json
 expect_out '"sources": 2, ' "$bin" --state "$st" archive stats --json
-expect_out '^series: +1 \(1 complete' "$bin" --state "$st" archive stats
+expect_out '^series +1$' "$bin" --state "$st" archive stats
+expect_out '^complete series +1$' "$bin" --state "$st" archive stats
 n=$("$bin" --state "$st" archive features | grep -c '"outcome": "none"')
 pt_checks=$((pt_checks + 1))
 [ "$n" = 3 ] || fail "archive features printed $n postings, expected 3"
@@ -102,6 +103,15 @@ expect_out "read 3 messages from 1 sources: 0 new, 2 already stored, 1 skipped" 
 expect_out '"applied": 1, "applied_reply": 1' \
 	"$bin" --state "$st" archive stats --json
 expect_out '"skipped": 1, ' "$bin" --state "$st" archive stats --json
+# one count a line, its unit in the label: patches beside messages
+"$bin" --state "$st" archive stats > "$PT_TMP/stats.txt"
+expect_out '^applied, patches +1$' cat "$PT_TMP/stats.txt"
+expect_out '^applied notices, messages +1$' cat "$PT_TMP/stats.txt"
+expect_out '^applied by a maintainer.s reply, patches +1$' cat "$PT_TMP/stats.txt"
+pt_checks=$((pt_checks + 1))
+[ "$(grep -Ec '^[a-z][^0-9]*[a-z)]  +[0-9]+$' "$PT_TMP/stats.txt")" = 19 ] &&
+	[ "$(wc -l < "$PT_TMP/stats.txt")" = 19 ] ||
+	fail "archive stats: not one labelled count a line: $(cat "$PT_TMP/stats.txt")"
 
 # a gzip'd mbox cut short: what was read is stored, the file is named
 # with the problem on stderr and the exit status is 1
