@@ -78,7 +78,8 @@ static int opts_numbers(struct imap_opts *o, struct config *cfg)
 	rc = config_get_int(cfg, "imap.max-message-size", IMAP_DEFAULT_MAX_SIZE,
 			    &max);
 	if (!rc)
-		rc = config_get_int(cfg, "imap.timeout", 60, &o->timeout);
+		rc = config_get_int_range(cfg, "imap.timeout", 60, 1,
+					  CONFIG_MAX_SECONDS, &o->timeout);
 	if (!rc)
 		rc = config_get_int(cfg, "imap.idle-restart", 25 * 60,
 				    &o->idle_restart);

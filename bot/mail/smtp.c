@@ -43,7 +43,8 @@ int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg)
 	if (!rc)
 		rc = config_get_string(cfg, "smtp.ca-file", NULL, &o->ca_file);
 	if (!rc)
-		rc = config_get_int(cfg, "smtp.timeout", 60, &o->timeout);
+		rc = config_get_int_range(cfg, "smtp.timeout", 60, 1,
+					  CONFIG_MAX_SECONDS, &o->timeout);
 	if (!rc)
 		rc = config_get_string(cfg, "smtp.user", NULL, &o->user);
 	if (!rc && o->user && !o->starttls && !strncmp(o->url, "smtp://", 7))

@@ -591,18 +591,20 @@ int pw_from_config(struct pw **out, struct config *cfg, const char *project,
 	if (!rc)
 		rc = config_get_bool(cfg, "patchwork.ssl-verify", 1, &verify);
 	if (!rc)
-		rc = config_get_int(cfg, "patchwork.timeout", 60, &timeout);
+		rc = config_get_int_range(cfg, "patchwork.timeout", 60, 1,
+					  CONFIG_MAX_SECONDS, &timeout);
 	if (!rc)
-		rc = config_get_int(cfg, "patchwork.connect-timeout", 10,
-				    &ctimeout);
+		rc = config_get_int_range(cfg, "patchwork.connect-timeout", 10,
+					  1, CONFIG_MAX_SECONDS, &ctimeout);
 	if (!rc)
 		rc = config_get_int(cfg, "patchwork.max-attempts", 5,
 				    &attempts);
 	if (!rc)
-		rc = config_get_int(cfg, "patchwork.retry-budget", 120,
-				    &budget);
+		rc = config_get_int_range(cfg, "patchwork.retry-budget", 120, 0,
+					  CONFIG_MAX_SECONDS, &budget);
 	if (!rc)
-		rc = config_get_int(cfg, "patchwork.backoff-ms", 500, &backoff);
+		rc = config_get_int_range(cfg, "patchwork.backoff-ms", 500, 0,
+					  CONFIG_MAX_SECONDS * 1000L, &backoff);
 	if (!rc)
 		rc = config_get_int(cfg, "patchwork.description-max",
 				    PW_DEFAULT_DESCRIPTION_MAX, &dmax);

@@ -181,6 +181,19 @@ int config_get_int(const struct config *c, const char *key, long def, long *out)
 	return 0;
 }
 
+int config_get_int_range(const struct config *c, const char *key, long def,
+			 long min, long max, long *out)
+{
+	int rc = config_get_int(c, key, def, out);
+
+	if (!rc && (*out < min || *out > max))
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': %s = %ld is out of range: it "
+				  "must be from %ld to %ld",
+				  c->path, key, *out, min, max);
+	return rc;
+}
+
 int config_get_double(const struct config *c, const char *key, double def,
 		      double *out)
 {

@@ -26,6 +26,10 @@ int config_get_string(const struct config *cfg, const char *key,
 		      const char *def, char **out);
 int config_get_int(const struct config *cfg, const char *key, long def,
 		   long *out);
+/* config_get_int, and an error naming the key unless min <= *out <= max. */
+#define CONFIG_MAX_SECONDS 86400L /* the longest timeout key: a day */
+int config_get_int_range(const struct config *cfg, const char *key, long def,
+			 long min, long max, long *out);
 int config_get_double(const struct config *cfg, const char *key, double def,
 		      double *out);
 int config_get_bool(const struct config *cfg, const char *key, int def,

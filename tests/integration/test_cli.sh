@@ -98,6 +98,13 @@ expect_exit 1 "$bin" --state "$st" --config "$st/missing.conf" status
 expect_err "error: .*'$st/missing.conf'" \
 	"$bin" --state "$st" --config "$st/missing.conf" status
 expect_exit 0 "$bin" --state "$st" status --json # run --once made it
+# a number out of its key's range is refused, naming the key (it was
+# handed to the HTTP client as it was)
+printf '[patchwork]\n\turl = http://127.0.0.1:1\n\tproject = x\n\ttimeout = -5\n' \
+	>"$st/badnum.conf"
+expect_exit 1 "$bin" --state "$st" --config "$st/badnum.conf" pw events
+expect_err "error: config '$st/badnum.conf': patchwork.timeout = -5 is out of range: it must be from 1 to 86400" \
+	"$bin" --state "$st" --config "$st/badnum.conf" pw events
 for ro in "stats cycle" "archive stats" "archive features"; do
 	# shellcheck disable=SC2086 # the command's words
 	expect_exit 1 "$bin" --state "$st/no/such" $ro

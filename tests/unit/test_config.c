@@ -92,6 +92,30 @@ static void test_typed_lookups(void **state)
 	config_free(c);
 }
 
+/* A number out of its key's range is an error naming key and range. */
+static void test_int_range(void **state)
+{
+	struct config *c;
+	long n;
+
+	(void)state;
+	c = open_cfg("[smtp]\n\ttimeout = -5\n[imap]\n\ttimeout = 30\n");
+	assert_int_equal(config_get_int_range(c, "smtp.timeout", 60, 1,
+					      CONFIG_MAX_SECONDS, &n),
+			 PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "smtp.timeout = -5 is out of "
+						"range: it must be from 1 to "
+						"86400"));
+	assert_int_equal(config_get_int_range(c, "imap.timeout", 60, 1,
+					      CONFIG_MAX_SECONDS, &n),
+			 0);
+	assert_int_equal(n, 30);
+	assert_int_equal(config_get_int_range(c, "imap.nope", 60, 1, 100, &n),
+			 0);
+	assert_int_equal(n, 60);
+	config_free(c);
+}
+
 static void test_subsystems_and_multivar(void **state)
 {
 	struct config *c;
@@ -269,6 +293,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_typed_lookups, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_int_range, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_subsystems_and_multivar,
 						setup, teardown),
