@@ -4,6 +4,7 @@
  * on a terminal, the label report with --report.
  */
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +58,9 @@ static int parse_date(int64_t *out, const char *s)
 	char *e;
 
 	if (*s == '@') {
+		errno = 0;
 		*out = strtoll(s + 1, &e, 10);
-		return *e || e == s + 1 ? -1 : 0;
+		return *e || e == s + 1 || errno ? -1 : 0;
 	}
 	memset(&tm, 0, sizeof(tm));
 	end = strptime(s, "%Y-%m-%d", &tm);

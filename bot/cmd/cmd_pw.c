@@ -6,9 +6,11 @@
  * token-file and project from the configuration; all the work is in
  * bot/patchwork/patchwork.c.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
@@ -28,6 +30,24 @@ struct pw_args {
 	int json;
 	int poll;
 };
+
+/* A date Patchwork's since= takes: a day, or a time as it writes them. */
+static int since_ok(const char *s)
+{
+	struct tm tm;
+	const char *end;
+	int64_t secs;
+	long usec;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && !*end)
+		return 1;
+	if (!pw_parse_date(s, &secs, &usec))
+		return 1;
+	pt_error_clear();
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, struct pw_args *a)
 {
@@ -62,6 +82,11 @@ static int parse_args(int argc, char **argv, struct pw_args *a)
 		return cli_usage("pw", "'pw %s' needs an id", a->sub);
 	if (!strcmp(a->sub, "events") && a->id)
 		return cli_usage("pw", "unexpected argument '%s'", a->id);
+	if (a->since && !since_ok(a->since))
+		return cli_usage("pw",
+				 "--since: '%s' is not a date "
+				 "(YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS)",
+				 a->since);
 	if (!strcmp(a->sub, "check") && (!a->state || !a->context))
 		return cli_usage("pw",
 				 "'pw check' needs --state and --context");
@@ -71,9 +96,11 @@ static int parse_args(int argc, char **argv, struct pw_args *a)
 static int parse_id(const char *s, int64_t *out)
 {
 	char *end;
-	long long v = strtoll(s, &end, 10);
+	long long v;
 
-	if (*s == '\0' || *end || v <= 0)
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end || v <= 0 || errno)
 		return cli_usage("pw", "'%s' is not an id", s);
 	*out = v;
 	return 0;

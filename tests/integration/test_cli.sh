@@ -42,6 +42,15 @@ expect_err "error: --late: '65' is out of range \(2 to 64\)" \
 expect_err "error: --late: '1' is out of range \(2 to 64\)" \
 	"$bin" --state "$st" stats cycle --late 1
 expect_exit 2 "$bin" --state "$st" stats cycle --late abc
+# numbers and dates given as strings are checked too, before anything
+# is read or fetched: an id past the range of a number, a date
+expect_exit 2 "$bin" --state "$st" pw patch 99999999999999999999
+expect_err "error: '99999999999999999999' is not an id" \
+	"$bin" --state "$st" pw patch 99999999999999999999
+expect_exit 2 "$bin" --state "$st" pw events --since abc
+expect_err "error: --since: 'abc' is not a date" \
+	"$bin" --state "$st" pw events --since abc
+expect_exit 2 "$bin" --state "$st" mine --repo . --since @99999999999999999999
 expect_err "error: --late: 'abc' is not a whole number" \
 	"$bin" --state "$st" stats cycle --late abc
 expect_exit 2 "$bin" --state "$st" mine --repo . --threads 4x
