@@ -356,6 +356,32 @@ static void test_latin1_commit(void **state)
 	patch_free(m);
 }
 
+/*
+ * A blob missing from the object database: the commit still reads, the
+ * file is named in uncounted (as `mine` counts it) and the rest is there.
+ */
+static void test_missing_blob(void **state)
+{
+	struct patch *c;
+
+	(void)state;
+	write_lines("src/lost.c", "int lost", 4);
+	assert_int_equal(run("echo 'int more;' >> src/acme.c && "
+			     "git add src && git commit -q -m 'acme: more' && "
+			     "b=$(git rev-parse HEAD:src/lost.c) && "
+			     "rm .git/objects/$(echo $b | cut -c1-2)/"
+			     "$(echo $b | cut -c3-) && "
+			     "! git cat-file -e $b 2>/dev/null"),
+			 0);
+	c = commit_patch("HEAD");
+	assert_int_equal(c->nuncounted, 1);
+	assert_string_equal(c->uncounted[0], "src/lost.c");
+	assert_int_equal(c->nfiles, 1);
+	assert_int_equal(file_named(c, "src/acme.c")->added, 1);
+	assert_int_equal(c->added, 1);
+	patch_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_root_commit),
 		cmocka_unit_test(test_two_paths_agree),
 		cmocka_unit_test(test_latin1_commit),
+		cmocka_unit_test(test_missing_blob),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
