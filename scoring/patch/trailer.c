@@ -384,26 +384,118 @@ static int is_hex_word(const char *s, size_t n)
 	return 1;
 }
 
+/* The closing mate of a quote or bracket written around an id, or 0. */
+static char id_close(char c)
+{
+	switch (c) {
+	case '<':
+		return '>';
+	case '[':
+		return ']';
+	case '"':
+	case '\'':
+		return c;
+	default:
+		return 0;
+	}
+}
+
+/* Keywords before the id: "commit ", and a doubled "Fixes:". */
+static const char *skip_keywords(const char *v, const char *end)
+{
+	for (;;) {
+		while (v < end && is_blank_ch((unsigned char)*v))
+			v++;
+		if (end - v >= 6 && !strncasecmp(v, "Fixes:", 6))
+			v += 6;
+		else if (end - v >= 7 && !strncasecmp(v, "commit ", 7))
+			v += 7;
+		else
+			return v;
+	}
+}
+
 /*
- * Fixes: <sha> ("subject").  The subject is what lies between the first
- * '(' and the last ')', with one pair of quotes removed; without
- * parentheses, the rest of the value with quotes removed.  A sha is only
+ * The id at V: hex digits, bare or inside <>, [], "" or '', maybe with a
+ * ':' after it; it must end at a blank, '(' or a quote.  An id that is
+ * wrapped or followed by ':' needs 7 digits ("cafe: fix" is a subject).
+ * Returns the digits' length (0: no id), *digits where they start and
+ * *after what follows.
+ */
+static size_t take_id(const char *v, const char *end, const char **digits,
+		      const char **after)
+{
+	char close = v < end ? id_close(*v) : 0;
+	const char *s = close ? v + 1 : v, *w = s;
+	size_t n;
+	int marked = close != 0;
+
+	while (w < end && isxdigit((unsigned char)*w))
+		w++;
+	n = (size_t)(w - s);
+	if (!is_hex_word(s, n))
+		return 0;
+	if (close && (w == end || *w++ != close))
+		return 0;
+	if (w < end && *w == ':') {
+		w++;
+		marked = 1;
+	}
+	if (marked && n < 7)
+		return 0;
+	if (w < end && !is_blank_ch((unsigned char)*w) && *w != '(' &&
+	    *w != '"' && (unsigned char)*w != 0xe2)
+		return 0;
+	*digits = s;
+	*after = w;
+	return n;
+}
+
+/* A curly quote (U+2018, U+2019, U+201C, U+201D) in UTF-8 at s. */
+static int curly_at(const char *s, const char *end)
+{
+	return end - s >= 3 && (unsigned char)s[0] == 0xe2 &&
+	       (unsigned char)s[1] == 0x80 &&
+	       ((unsigned char)s[2] == 0x98 || (unsigned char)s[2] == 0x99 ||
+		(unsigned char)s[2] == 0x9c || (unsigned char)s[2] == 0x9d);
+}
+
+/* One straight quote, then one curly quote, off each end. */
+static void strip_quotes(const char **v, const char **end)
+{
+	trim(v, end);
+	if (*v < *end && **v == '"')
+		(*v)++;
+	if (*end > *v && (*end)[-1] == '"')
+		(*end)--;
+	trim(v, end);
+	if (curly_at(*v, *end))
+		*v += 3;
+	if (*end - *v >= 3 && curly_at(*end - 3, *end))
+		*end -= 3;
+	trim(v, end);
+}
+
+/*
+ * Fixes: <sha> ("subject"), and the forms real trees write: the id in
+ * <> or quotes, a ':' after it, "commit " or a second "Fixes:" before it
+ * (see take_id).  The subject is what lies between the first '(' and the
+ * last ')'; without parentheses, the rest of the value; then one pair of
+ * straight quotes and one of curly quotes are removed.  A sha is only
  * taken when it is 4 to 64 hex digits (then it is kept as written).
  */
-static int split_fixes(struct trailer *t)
+int trailer_fixes_split(const char *value, char **sha, char **subject)
 {
-	const char *v = t->value, *end = v + strlen(v), *w, *close;
+	const char *v = value, *end = v + strlen(v), *d = NULL, *w = NULL;
+	const char *close;
+	size_t n;
 	int rc;
 
-	while (v < end && is_blank_ch((unsigned char)*v))
-		v++;
-	if (!strncasecmp(v, "commit ", 7))
-		v += 7;
-	for (w = v; w < end && !is_blank_ch((unsigned char)*w) && *w != '(';
-	     w++)
-		;
-	if (is_hex_word(v, (size_t)(w - v))) {
-		rc = dup_range(&t->fixes_sha, v, w);
+	*sha = *subject = NULL;
+	v = skip_keywords(v, end);
+	n = take_id(v, end, &d, &w);
+	if (n) {
+		rc = dup_range(sha, d, d + n);
 		if (rc)
 			return rc;
 		v = w;
@@ -417,12 +509,18 @@ static int split_fixes(struct trailer *t)
 		if (close > v)
 			end = close - 1;
 	}
-	trim(&v, &end);
-	if (v < end && *v == '"')
-		v++;
-	if (end > v && end[-1] == '"')
-		end--;
-	return dup_range(&t->fixes_subject, v, end);
+	strip_quotes(&v, &end);
+	rc = dup_range(subject, v, end);
+	if (rc) {
+		free(*sha);
+		*sha = NULL;
+	}
+	return rc;
+}
+
+static int split_fixes(struct trailer *t)
+{
+	return trailer_fixes_split(t->value, &t->fixes_sha, &t->fixes_subject);
 }
 
 static int is_stable_addr(const char *email)

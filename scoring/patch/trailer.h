@@ -97,4 +97,13 @@ int trailers_parse(struct trailer **out, size_t *n, size_t *body_len,
 		   const char *msg, size_t len);
 void trailers_free(struct trailer *t, size_t n);
 
+/*
+ * Split a Fixes: trailer's value into the id as written (*sha) and the
+ * quoted subject (*subject), either NULL when absent; both malloc'd.
+ * Besides `<sha> ("subject")` it reads the forms real trees write: the
+ * id in <>, [] or quotes, a ':' after the id, "commit " or a doubled
+ * "Fixes:" before it, no parentheses, curly quotes around the subject.
+ */
+int trailer_fixes_split(const char *value, char **sha, char **subject);
+
 #endif

@@ -239,6 +239,22 @@ static void test_fixes_forms(void **state)
 		{ "Fixes: 0123456789ab", "0123456789ab", NULL },
 		{ "Fixes: https://bugzilla.kernel.org/1", NULL,
 		  "https://bugzilla.kernel.org/1" },
+		/* forms real trees write (issue 26) */
+		{ "Fixes: <8bfc288c3955> (\"usb: gadget: add x\")",
+		  "8bfc288c3955", "usb: gadget: add x" },
+		{ "Fixes: Fixes: 8bfc288c3955 (\"doubled keyword\")",
+		  "8bfc288c3955", "doubled keyword" },
+		{ "Fixes: 8bfc288c3955: (\"colon after id\")", "8bfc288c3955",
+		  "colon after id" },
+		{ "Fixes: \"8bfc288c3955\": quoted id", "8bfc288c3955",
+		  "quoted id" },
+		{ "Fixes: 8bfc288c3955 \"no parentheses\"", "8bfc288c3955",
+		  "no parentheses" },
+		{ "Fixes: (\"\xe2\x80\x9c"
+		  "ARM: dts: curly\xe2\x80\x9d\")",
+		  NULL, "ARM: dts: curly" },
+		{ "Fixes: cafe: not an id", NULL, "cafe: not an id" },
+		{ "Fixes: Coverity CID 1234567", NULL, "Coverity CID 1234567" },
 	};
 	struct parsed p;
 	size_t i;
