@@ -56,64 +56,12 @@ static unsigned count_lines(const char *s, size_t n)
 	return lines;
 }
 
-static int has_suffix(const char *s, const char *suf)
-{
-	size_t a = strlen(s), b = strlen(suf);
-
-	return a >= b && !strcmp(s + a - b, suf);
-}
-
-/* '#' starts a comment in scripts and build files, not in C. */
-static int hash_comments(const char *path)
-{
-	static const char *const sfx[] = {
-		".py",	    ".sh",     ".pl",	 ".mk",
-		".build",   ".cfg",    ".ini",	 ".yaml",
-		".yml",	    ".cmake",  ".txt",	 ".toml",
-		"Makefile", "Kconfig", "Kbuild", "meson_options.txt",
-		NULL,
-	};
-	const char *base = strrchr(path, '/');
-	size_t i;
-
-	base = base ? base + 1 : path;
-	if (!strncmp(base, "Makefile", 8) || !strncmp(base, "Kconfig", 7))
-		return 1;
-	for (i = 0; sfx[i]; i++)
-		if (has_suffix(path, sfx[i]))
-			return 1;
-	return 0;
-}
-
-/*
- * A changed line that cannot change behaviour: blank, or a comment line
- * ("/ *", "//", " * text", "* /", or '#' in scripts).  "*p = 0;" is code.
- */
-static int comment_line(const char *s, size_t n, int hash)
-{
-	while (n && (*s == ' ' || *s == '\t')) {
-		s++;
-		n--;
-	}
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	if (!n)
-		return 1;
-	if (n >= 2 &&
-	    (!memcmp(s, "/*", 2) || !memcmp(s, "//", 2) || !memcmp(s, "*/", 2)))
-		return 1;
-	if (*s == '*' && (n == 1 || s[1] == ' ' || s[1] == '\t') &&
-	    s[n - 1] != ';')
-		return 1;
-	return hash && *s == '#';
-}
-
 /* Only comments/blank lines changed, or only whitespace. */
 static int patch_nocode(git_patch *patch, const char *path)
 {
 	uint64_t hadd = FNV_INIT, hdel = hadd;
 	size_t h, l, nh = git_patch_num_hunks(patch);
-	int hash = hash_comments(path), comments = 1;
+	int hash = labels_hash_comments(path), comments = 1;
 	const git_diff_line *line;
 
 	for (h = 0; h < nh; h++) {
@@ -130,8 +78,9 @@ static int patch_nocode(git_patch *patch, const char *path)
 						   line->content_len, NULL);
 			else
 				continue;
-			if (comments && !comment_line(line->content,
-						      line->content_len, hash))
+			if (comments &&
+			    !labels_comment_line(line->content,
+						 line->content_len, hash))
 				comments = 0;
 		}
 	}

@@ -4,9 +4,9 @@
  * mining run: each Fixes: trailer and each "This reverts commit <sha>."
  * becomes a reference, resolved to a mined commit by full id, by the
  * object database's prefix lookup for an abbreviated id, and else by the
- * quoted subject; the trivial-fix rules (conf/labels.conf) keep a
- * reference from labelling; the horizon keeps young commits from being
- * negatives.  It does not parse trailers (trailer.c does, at mining).
+ * quoted subject; the trivial-fix rules (conf/labels.conf, labels_code.c)
+ * keep a reference from labelling; the horizon keeps young commits from
+ * being negatives.  It does not parse trailers (trailer.c does, at mining).
  */
 #include "scoring/history/labels.h"
 
@@ -46,6 +46,7 @@ struct ref {
 
 struct lctx {
 	struct db *db;
+	git_repository *repo;
 	git_odb *odb;
 	int64_t repo_id;
 	const struct labels_conf *conf;
@@ -348,6 +349,10 @@ static int fixer_rule(struct lctx *x, long fixer, const char *kind)
 					(size_t)sqlite3_column_bytes(x->text_st,
 								     0));
 	sqlite3_reset(x->text_st);
+	/* a typo in code (not a comment or a string) is a real bug */
+	if (rule == LABELS_SPELLING &&
+	    labels_code_changed(x->repo, c->sha, x->conf) == 1)
+		rule = -1;
 	c->rule = rule;
 	return rule;
 }
@@ -584,6 +589,7 @@ int labels_compute(struct labels_counts *out, struct db *db,
 	memset(out, 0, sizeof(*out));
 	memset(&x, 0, sizeof(x));
 	x.db = db;
+	x.repo = repo;
 	x.repo_id = repo_id;
 	x.conf = c;
 	if (git_repository_odb(&x.odb, repo))

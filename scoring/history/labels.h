@@ -47,6 +47,31 @@ int labels_doc_path(const struct labels_conf *c, const char *path);
  */
 int labels_word_rule(const struct labels_conf *c, const char *text, size_t len);
 
+/* '#' starts a comment in PATH (scripts, build files; not C). */
+int labels_hash_comments(const char *path);
+
+/*
+ * A changed line that cannot change behaviour: blank, or a comment line
+ * ("/ *", "//", " * text", "* /", or '#' when HASH).  "*p = 0;" is code.
+ */
+int labels_comment_line(const char *s, size_t n, int hash);
+
+/*
+ * H extended by the code of one line: comments, blanks and the text of
+ * string literals left out ('#' comments and '...' strings when HASH).
+ */
+uint64_t labels_code_hash(uint64_t h, const char *s, size_t n, int hash);
+
+/*
+ * 1 when commit SHA of REPO changes code against its first parent: a
+ * source file (C, assembler, scripts, device trees, makefiles) outside
+ * the documentation whose added and removed lines differ in more than
+ * comments, string literals and blanks; 0 when not; -1
+ * when the diff cannot be read (then the caller cannot tell).
+ */
+int labels_code_changed(struct git_repository *repo, const char *sha,
+			const struct labels_conf *c);
+
 struct labels_counts {
 	size_t fixes;	   /* commits labelled fix */
 	size_t with_fixes; /* commits with a Fixes: trailer */
