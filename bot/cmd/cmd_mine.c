@@ -135,13 +135,6 @@ static void print_result(const struct mine_result *r, const char *repo)
 			  : 0.0,
 	       r->fixes);
 	printf("bugs:        %zu commits labelled bug-introducing\n", r->bugs);
-	printf("references:  %zu (full id %zu, prefix %zu, subject %zu, "
-	       "unresolved %zu)\n",
-	       r->refs, r->refs_full, r->refs_prefix, r->refs_subject,
-	       r->refs_unresolved);
-	printf("trivial:     nocode %zu, spelling %zu, race %zu "
-	       "(references dropped)\n",
-	       r->trivial_nocode, r->trivial_spelling, r->trivial_race);
 }
 
 int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
@@ -181,13 +174,17 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 			 r.uncounted);
 	if (!ctx->quiet)
 		print_result(&r, a.repo);
-	if (a.report) {
-		if (labels_report(&rep, db, r.repo_id)) {
-			rc = cli_fail_last();
-			goto out;
-		}
-		fputs(rep.ptr, stdout);
+	/* one block: the summary lines, or the report that starts with them */
+	if (a.report)
+		rc = labels_report(&rep, db, r.repo_id);
+	else if (!ctx->quiet)
+		rc = labels_summary(&rep, db, r.repo_id);
+	if (rc) {
+		rc = cli_fail_last();
+		goto out;
 	}
+	if (rep.ptr)
+		fputs(rep.ptr, stdout);
 	rc = EXIT_OK;
 out:
 	buf_free(&rep);

@@ -2,11 +2,14 @@
  * labels.c - fix and bug-introducing labels.  It owns the fix_refs and
  * labels tables (history.h), recomputed from commits and trailers on every
  * mining run: each Fixes: trailer and each "This reverts commit <sha>."
- * becomes a reference, resolved to a mined commit by full id, by the
- * object database's prefix lookup for an abbreviated id, and else by the
- * quoted subject; the trivial-fix rules (conf/labels.conf, labels_code.c)
- * keep a reference from labelling; the horizon keeps young commits from
- * being negatives.  It does not parse trailers (trailer.c does, at mining).
+ * becomes a reference (a Fixes: value parsed again by
+ * trailer_fixes_split, so every form it knows counts), resolved to a
+ * mined commit by full id, by the object database's prefix lookup for
+ * an abbreviated id, and else by the quoted subject; the unresolved are
+ * told apart (Coverity, URL, an id not in the repository); the
+ * trivial-fix rules (conf/labels.conf, labels_code.c) keep a
+ * reference from labelling; the horizon keeps young commits from being
+ * negatives.  It does not parse trailers (trailer.c does, at mining).
  */
 #include "scoring/history/labels.h"
 
@@ -15,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "scoring/patch/patch.h"
+#include "scoring/patch/trailer.h"
 #include "scoring/store/db_row.h"
 #include "scoring/util/strmap.h"
 
@@ -157,15 +162,40 @@ static int add_ref(struct lctx *x, long fixer, const char *kind,
 	return 0;
 }
 
+/*
+ * The value is parsed again (trailer_fixes_split), so a database mined
+ * before the parser learnt a form is labelled by today's rules.
+ */
+static int add_fixes_ref(struct lctx *x, long f, sqlite3_stmt *st)
+{
+	const char *value = (const char *)sqlite3_column_text(st, 1);
+	char *sha = NULL, *subj = NULL;
+	int rc;
+
+	if (!value)
+		return add_ref(x, f, "fixes",
+			       (const char *)sqlite3_column_text(st, 2),
+			       (size_t)sqlite3_column_bytes(st, 2),
+			       (const char *)sqlite3_column_text(st, 3),
+			       (size_t)sqlite3_column_bytes(st, 3));
+	rc = trailer_fixes_split(value, &sha, &subj);
+	if (!rc)
+		rc = add_ref(x, f, "fixes", sha, sha ? strlen(sha) : 0, subj,
+			     subj ? strlen(subj) : 0);
+	free(sha);
+	free(subj);
+	return rc;
+}
+
 static int load_fixes(struct lctx *x)
 {
 	sqlite3_stmt *st;
 	int rc;
 
 	rc = db_prepare(&st, x->db,
-			"SELECT t.commit_id, t.fixes_sha, t.fixes_subject "
-			"FROM trailers t JOIN commits c ON c.id = t.commit_id "
-			"WHERE c.repo_id = ? AND t.kind = ? "
+			"SELECT t.commit_id, t.value, t.fixes_sha, "
+			"t.fixes_subject FROM trailers t JOIN commits c ON "
+			"c.id = t.commit_id WHERE c.repo_id = ? AND t.kind = ? "
 			"ORDER BY c.seq, t.idx");
 	if (rc)
 		return rc;
@@ -174,13 +204,8 @@ static int load_fixes(struct lctx *x)
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		long f = by_id(x, sqlite3_column_int64(st, 0));
 
-		if (f < 0)
-			continue;
-		rc = add_ref(x, f, "fixes",
-			     (const char *)sqlite3_column_text(st, 1),
-			     (size_t)sqlite3_column_bytes(st, 1),
-			     (const char *)sqlite3_column_text(st, 2),
-			     (size_t)sqlite3_column_bytes(st, 2));
+		if (f >= 0)
+			rc = add_fixes_ref(x, f, st);
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -304,6 +329,44 @@ static void resolve_id(struct lctx *x, struct ref *r)
 		r->why = "not-mined";
 }
 
+/* S holds WORD (case-insensitive) as a word of its own. */
+static int has_word(const char *s, const char *word)
+{
+	size_t wl = strlen(word);
+	const char *p;
+
+	for (p = s; s && *p; p++)
+		if (!strncasecmp(p, word, wl) &&
+		    (p == s || !isalnum((unsigned char)p[-1])) &&
+		    !isalnum((unsigned char)p[wl]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Why an unresolved reference cannot be resolved in any tree: a Coverity
+ * defect ("Coverity CID 1234"), a URL; else the why of the id lookup
+ * ("missing": a well-formed id not in this repository).
+ */
+static void unresolvable(struct ref *r)
+{
+	const char *t[2] = { r->ref, r->subject };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		if (!t[i])
+			continue;
+		if (has_word(t[i], "coverity") || has_word(t[i], "CID")) {
+			r->why = "coverity";
+			return;
+		}
+		if (strstr(t[i], "://")) {
+			r->why = "url";
+			return;
+		}
+	}
+}
+
 static void resolve(struct lctx *x, struct ref *r)
 {
 	resolve_id(x, r);
@@ -317,6 +380,7 @@ static void resolve(struct lctx *x, struct ref *r)
 			       sizeof(r->target_sha));
 		} else {
 			r->how = "unresolved";
+			unresolvable(r);
 		}
 	}
 	if (r->target == r->fixer) {
@@ -613,7 +677,7 @@ int labels_compute(struct labels_counts *out, struct db *db,
 
 /* ---- mine --report ----------------------------------------------------- */
 
-static int report_counts(struct buf *out, struct db *db, int64_t repo_id)
+int labels_summary(struct buf *out, struct db *db, int64_t repo_id)
 {
 	int64_t v[9];
 	int rc;
@@ -627,17 +691,46 @@ static int report_counts(struct buf *out, struct db *db, int64_t repo_id)
 			  "FROM fix_refs r JOIN commits c ON "
 			  "c.id = r.commit_id WHERE c.repo_id = ?",
 			  &repo_id, 1);
-	if (rc <= 0)
+	if (rc < 0)
 		return rc;
+	if (!rc)
+		memset(v, 0, sizeof(v));
 	return buf_addf(out,
-			"references:  %lld (full id %lld, prefix %lld, "
-			"subject %lld, unresolved %lld; resolved to "
-			"commits not mined %lld)\n"
-			"trivial:     nocode %lld, spelling %lld, "
-			"race %lld (references dropped)\n",
+			"references:  %lld from fixing commits (Fixes: and "
+			"reverts): by full id %lld, by id prefix %lld, by "
+			"subject %lld, unresolved %lld; %lld of the resolved "
+			"name a commit that was not mined (no label)\n"
+			"trivial:     %lld references dropped by a trivial-fix "
+			"rule: nocode %lld, spelling %lld, race %lld\n",
 			(long long)v[0], (long long)v[1], (long long)v[2],
 			(long long)v[3], (long long)v[4], (long long)v[5],
-			(long long)v[6], (long long)v[7], (long long)v[8]);
+			(long long)(v[6] + v[7] + v[8]), (long long)v[6],
+			(long long)v[7], (long long)v[8]);
+}
+
+/* The unresolved references by why: those no tree could resolve apart. */
+static int report_unresolvable(struct buf *out, struct db *db, int64_t repo_id)
+{
+	int64_t v[4];
+	int rc;
+
+	rc = db_row_int64(v, 4, db,
+			  "SELECT sum(why = 'coverity'), sum(why = 'url'), "
+			  "sum(why = 'missing'), sum(why IS NULL OR why NOT "
+			  "IN ('coverity', 'url', 'missing')) FROM fix_refs r "
+			  "JOIN commits c ON c.id = r.commit_id WHERE "
+			  "c.repo_id = ? AND r.how = 'unresolved'",
+			  &repo_id, 1);
+	if (rc < 0)
+		return rc;
+	if (!rc)
+		memset(v, 0, sizeof(v));
+	return buf_addf(out,
+			"unresolvable: coverity %lld, url %lld, foreign id "
+			"%lld (a well-formed id not in this repository); "
+			"other unresolved %lld\n",
+			(long long)v[0], (long long)v[1], (long long)v[2],
+			(long long)v[3]);
 }
 
 static int report_unresolved(struct buf *out, struct db *db, int64_t repo_id)
@@ -670,24 +763,27 @@ static int report_unresolved(struct buf *out, struct db *db, int64_t repo_id)
 
 int labels_report(struct buf *out, struct db *db, int64_t repo_id)
 {
-	int64_t v[5];
+	int64_t v[3];
 	int rc;
 
-	rc = db_row_int64(v, 5, db,
-			  "SELECT count(*), sum(l.is_fix), sum(l.bug), "
-			  "sum(l.trivial_only), sum(l.bug = 0 AND "
-			  "l.negative_ok) FROM labels l JOIN commits c ON "
-			  "c.id = l.commit_id WHERE c.repo_id = ?",
-			  &repo_id, 1);
+	rc = labels_summary(out, db, repo_id);
+	if (!rc)
+		rc = report_unresolvable(out, db, repo_id);
+	if (!rc)
+		rc = db_row_int64(v, 3, db,
+				  "SELECT count(*), sum(l.trivial_only), "
+				  "sum(l.bug = 0 AND l.negative_ok) FROM "
+				  "labels l JOIN commits c ON c.id = "
+				  "l.commit_id WHERE c.repo_id = ?",
+				  &repo_id, 1);
 	if (rc > 0)
 		rc = buf_addf(out,
-			      "commits:     %lld (fix %lld, bug-introducing "
-			      "%lld, only trivial fixes %lld, usable "
-			      "negatives %lld)\n",
-			      (long long)v[0], (long long)v[1], (long long)v[2],
-			      (long long)v[3], (long long)v[4]);
-	if (!rc)
-		rc = report_counts(out, db, repo_id);
+			      "labelled:    %lld commits; %lld fixed only by "
+			      "trivial fixes (not bug-introducing), %lld "
+			      "usable negatives (not bug-introducing, older "
+			      "than the horizon)\n",
+			      (long long)v[0], (long long)v[1],
+			      (long long)v[2]);
 	if (!rc)
 		rc = report_unresolved(out, db, repo_id);
 	return rc;

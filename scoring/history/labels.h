@@ -96,9 +96,17 @@ int labels_compute(struct labels_counts *out, struct db *db,
 		   const struct labels_conf *c, int horizon_days);
 
 /*
- * Append the report of `mine --report` to OUT: counts, references per
- * resolution, drops per trivial rule, and every unresolved reference
- * (fixing commit, the reference as written, why).
+ * Append the two summary lines of `mine` to OUT: references per
+ * resolution (and those naming a commit that was not mined), and the
+ * references each trivial-fix rule dropped.
+ */
+int labels_summary(struct buf *out, struct db *db, int64_t repo_id);
+
+/*
+ * Append the report of `mine --report` to OUT: the summary lines, the
+ * unresolved references per class (Coverity, URL, foreign id, other),
+ * the labelled commits, and every unresolved reference (fixing commit,
+ * the reference as written, why).
  */
 int labels_report(struct buf *out, struct db *db, int64_t repo_id);
 
