@@ -167,7 +167,7 @@ enum feat_group {
 	X(AUTHOR_BUGRATE, "exp.author_bug_rate", FEAT_G_EXPERIENCE,            \
 	  "author's past bug rate (smoothed)")                                 \
 	X(COMP_CHANGES, "hist.component_changes", FEAT_G_HISTORY,              \
-	  "earlier commits to the subject's component (as net/mlx5:)")         \
+	  "earlier commits to the subject's component (its prefix)")           \
 	X(COMP_BUGRATE, "hist.component_bug_rate", FEAT_G_HISTORY,             \
 	  "past bug rate of the subject's component (smoothed)")
 

@@ -7,7 +7,9 @@
  * to the log-odds; tokens that say the same word are one row, function
  * words are never named.  The release-cycle columns state the
  * mainline's tag when the patch was written ("posted" for a mail), each
- * in its own sentence, never "merged in".
+ * in its own sentence, never "merged in".  No column's description or
+ * reason, known or unknown, carries a subsystem prefix of some tree as
+ * an example ("(as net/mlx5:)").
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +388,80 @@ static void test_cycle_sentences(void **state)
 		free(t[i]);
 }
 
+/*
+ * A subsystem prefix of some tree written into the wording ("net/mlx5:",
+ * "(as ext4:)"): a reason may only name what the scored patch and its
+ * repository give it.
+ */
+static int tree_example(const char *t)
+{
+	static const char *const re[] = {
+		"[a-z0-9_-]+/[a-z0-9_.-]+:",
+		"\\((as|e\\.g\\.|like|such as) [^)]*:\\)",
+	};
+	size_t i;
+	int hit = 0;
+
+	for (i = 0; i < 2 && !hit; i++) {
+		regex_t r;
+
+		assert_int_equal(regcomp(&r, re[i], REG_EXTENDED | REG_NOSUB),
+				 0);
+		hit = !regexec(&r, t, 0, NULL, 0);
+		regfree(&r);
+	}
+	return hit;
+}
+
+/* Every column's reason, known and unknown, carries no tree's example. */
+static void test_no_tree_examples(void **state)
+{
+	static const double xs[] = { NAN, 0, 1, 3 };
+	struct model_data *d;
+	struct model_params p;
+	struct pt_model *m = NULL;
+	struct explain_reason *r;
+	struct feat_vec v;
+	float tab[FEAT_NTAB];
+	size_t i, j, n, idx[200];
+	uint64_t st = 7;
+	double bias;
+
+	(void)state;
+	assert_true(tree_example("earlier commits (as net/mlx5:)"));
+	assert_true(tree_example("the component (as ext4:)"));
+	assert_false(tree_example("no Reviewed-by/Acked-by from a maintainer"));
+	for (i = 0; i < FEAT_NTAB; i++)
+		if (tree_example(feat_desc((enum feat_id)i)))
+			fail_msg("%s: '%s'", feat_name((enum feat_id)i),
+				 feat_desc((enum feat_id)i));
+	assert_int_equal(model_data_new(&d, feat_names(), FEAT_NTAB), 0);
+	for (i = 0; i < 200; i++) {
+		for (j = 0; j < FEAT_NTAB; j++)
+			tab[j] = (float)(metrics_rand(&st) % 4);
+		assert_int_equal(model_data_add(d, tab, NULL, 0, (int)(i % 2),
+						(int64_t)i, 10),
+				 0);
+		idx[i] = i;
+	}
+	model_params_default(&p, MODEL_KIND_TABLR);
+	p.task = "fix";
+	assert_int_equal(model_train(&m, d, idx, 200, &p), 0);
+	for (i = 0; i < sizeof(xs) / sizeof(xs[0]); i++) {
+		memset(&v, 0, sizeof(v));
+		for (j = 0; j < FEAT_NTAB; j++)
+			v.tab[j] = (float)xs[i];
+		assert_int_equal(explain_vec(&r, &n, &bias, m, &v), 0);
+		assert_true(n > 0);
+		for (j = 0; j < n; j++)
+			if (tree_example(r[j].text))
+				fail_msg("%s: '%s'", r[j].feature, r[j].text);
+		explain_free(r, n);
+	}
+	model_free(m);
+	model_data_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_shown),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_cycle_sentences),
+		cmocka_unit_test(test_no_tree_examples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
