@@ -93,6 +93,20 @@ out:
 	return rc;
 }
 
+/*
+ * The regime, then how the labelled commits from its start become the
+ * rows the models count, so the two numbers can be told apart.
+ */
+static void print_rows(const struct dataset *ds)
+{
+	struct buf b = BUF_INIT;
+
+	printf("label regime: %s\n", ds->regime.why);
+	if (!dataset_rows_note(&b, ds))
+		printf("rows:         %s\n", b.ptr);
+	buf_free(&b);
+}
+
 int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct dataset_opts o = { .since = DATASET_SINCE_AUTO };
@@ -132,7 +146,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	if (pr.tty)
 		fprintf(stderr, "\r\033[K");
 	if (!rc && !ctx->quiet)
-		printf("label regime: %s\n", ds->regime.why);
+		print_rows(ds);
 	if (!rc && strcmp(task, "risk"))
 		rc = train_task(ds, TASK_FIX, ctx, &pr);
 	if (!rc && strcmp(task, "fix"))

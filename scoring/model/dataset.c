@@ -189,6 +189,14 @@ static int grow(struct dataset *ds, size_t cap)
 	return 0;
 }
 
+/* A labelled commit left out: it cannot be read as a patch. */
+static void unreadable(struct dataset *ds, const char *why)
+{
+	if (!ds->unreadable++)
+		snprintf(ds->unreadable_why, sizeof(ds->unreadable_why), "%s",
+			 why ? why : "?");
+}
+
 static int row_add(struct dataset *ds, struct feat_ctx *fc,
 		   git_repository *repo, sqlite3_stmt *st, unsigned bits,
 		   size_t *cap)
@@ -202,10 +210,20 @@ static int row_add(struct dataset *ds, struct feat_ctx *fc,
 	int rc;
 
 	if (!sha || git_oid_fromstr(&oid, sha) ||
-	    git_commit_lookup(&commit, repo, &oid))
-		return 0; /* not in this object database: skip the row */
+	    git_commit_lookup(&commit, repo, &oid)) {
+		char why[96];
+
+		git_error_clear();
+		snprintf(why, sizeof(why),
+			 "commit '%.12s': not in the object database",
+			 sha ? sha : "?");
+		unreadable(ds, why);
+		return 0;
+	}
 	rc = patch_from_commit(&p, repo, commit);
 	git_commit_free(commit);
+	if (rc && rc != PT_ENOMEM)
+		unreadable(ds, pt_error_last());
 	if (rc)
 		return rc == PT_ENOMEM ? rc : 0;
 	rc = feat_compute(&v, fc, p, NULL, bits, 0);
@@ -546,6 +564,24 @@ static int count_rows(size_t *n, struct db *db, int64_t repo_id, int64_t since)
 	return 0;
 }
 
+int dataset_rows_note(struct buf *b, const struct dataset *ds)
+{
+	int rc = buf_addf(b,
+			  "%zu of the %zu labelled commits from the regime "
+			  "start",
+			  ds->n, ds->considered);
+
+	if (!rc && ds->capped)
+		rc = buf_addf(b, "; %zu oldest left out by --max-rows",
+			      ds->capped);
+	if (!rc && ds->unreadable)
+		rc = buf_addf(b,
+			      "; %zu left out, not readable as a patch "
+			      "(first: %s)",
+			      ds->unreadable, ds->unreadable_why);
+	return rc;
+}
+
 int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		  const struct dataset_opts *o)
 {
@@ -571,6 +607,8 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		rc = count_rows(&total, db, repo_id, since);
 	if (!rc && o->max_rows && total > o->max_rows)
 		skip = total - o->max_rows;
+	ds->considered = total;
+	ds->capped = skip;
 	if (!rc)
 		rc = db_prepare(&st, db,
 				"SELECT path, newest FROM repos "

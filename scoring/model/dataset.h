@@ -87,6 +87,14 @@ struct dataset {
 	unsigned char *has_reviewed, *has_tested;
 	int64_t newest;		      /* repos.newest */
 	struct dataset_regime regime; /* the rows' start and why */
+	/*
+	 * The labelled commits from the regime start (regime.after) are
+	 * n rows plus those left out: the oldest past max_rows, and those
+	 * that cannot be read as a patch (not in the object database, or
+	 * a diff over a limit of pt.h), the first of these and why.
+	 */
+	size_t considered, capped, unreadable;
+	char unreadable_why[160];
 };
 
 struct dataset_opts {
@@ -97,6 +105,14 @@ struct dataset_opts {
 	void (*progress)(size_t done, size_t total, void *ctx);
 	void *progress_ctx;
 };
+
+/*
+ * Append to B how the labelled commits from the regime start became the
+ * rows: "31 of the 32 labelled commits from the regime start; 1 left
+ * out, not readable as a patch (first: ...)", so the regime's counts and
+ * a model's row count can be told apart.
+ */
+int dataset_rows_note(struct buf *b, const struct dataset *ds);
 
 /* Build the rows of repository REPO_ID (its path is in repos.path). */
 int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,

@@ -250,15 +250,17 @@ int eval_run(struct buf *md, struct dataset *ds, const struct eval_opts *o,
 				    strerror(errno));
 	eval_day_str(d1, sizeof(d1), ds->n ? ds->d->time[0] : 0);
 	eval_day_str(d2, sizeof(d2), ds->n ? ds->d->time[ds->n - 1] : 0);
+	buf_addf(md, "# Evaluation: %s\n\n", o->title);
+	dataset_rows_note(md, ds);
 	buf_addf(md,
-		 "# Evaluation: %s\n\n%zu mined commits from %s to %s. "
+		 ": %zu rows from %s to %s. "
 		 "Walk-forward: the newest %.0f%% of the span is cut into %u "
 		 "test periods; each is scored by models trained only on the "
 		 "commits before it (risk: labelled as known at the cut, "
 		 "commits younger than %lld days at the cut not used as "
 		 "negatives; risk test periods end %lld days before the "
 		 "newest commit).\n\nLabel regime: %s.%s%s%s\n",
-		 o->title, ds->n, d1, d2, 100 * o->test_share, o->folds,
+		 ds->n, d1, d2, 100 * o->test_share, o->folds,
 		 (long long)(o->horizon / DAY), (long long)(o->horizon / DAY),
 		 ds->regime.why[0] ? ds->regime.why : "every row kept",
 		 o->command ? "\n\nCommand: `" : "",

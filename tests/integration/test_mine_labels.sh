@@ -6,7 +6,8 @@
 # kinds (Coverity, URL, an id of another project) counted apart; a typo
 # fixed in code labels its target while one fixed in a comment and a
 # string stays trivial; and `mine --report` printing its references and
-# trivial lines once.
+# trivial lines once; `train` telling the regime's labelled commits from
+# the rows the model counts.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
 
@@ -148,5 +149,32 @@ out=$("$bin" --state "$st" mine --repo "$repo" 2>&1)
 check "mine: references printed once" \
 	[ "$(grep -c '^references:' <<<"$out")" = 1 ]
 check "mine: no report lines" [ "$(grep -c '^unresolvable:' <<<"$out")" = 0 ]
+[ "$pt_failures" = 0 ] || printf '%s\n' "$out" >&2
+
+# train: a commit that cannot be read as a patch (a diff line over 1 MiB)
+# is no row; the output says so, so the regime's count of labelled
+# commits and the model's count of rows can be told apart
+python3 -c "print('x' * 1100000)" >"$repo/big.txt"
+commit "big: add a long line"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do # both classes in every slice
+	echo "int more$i;" >>"$repo/src/main.c"
+	if [ $((i % 2)) = 0 ]; then
+		commit "main: fix more$i" "Cc: stable@vger.kernel.org"
+	else
+		commit "main: add more$i"
+	fi
+done
+"$bin" --quiet --state "$st" mine --repo "$repo" >/dev/null 2>&1 ||
+	fail "cannot mine the long line"
+all=$(sql "SELECT count(*) FROM commits")
+out=$("$bin" --state "$st" train --task fix 2>&1)
+check "train --task fix succeeds" [ $? = 0 ]
+check "the regime counts $all labelled commits" \
+	grep -q "^label regime: .*($all commits" <<<"$out"
+check "rows: $((all - 1)) of $all, the unreadable one named" grep -Eq \
+	"^rows: +$((all - 1)) of the $all labelled commits from the regime start; 1 left out, not readable as a patch \(first: commit '[0-9a-f]{12}': line [0-9]+ of the diff is longer than 1048576 bytes\)$" \
+	<<<"$out"
+check "the model counts $((all - 1)) rows" \
+	grep -Eq "^fix  model [^ ]+: $((all - 1)) commits" <<<"$out"
 [ "$pt_failures" = 0 ] || printf '%s\n' "$out" >&2
 finish
