@@ -523,6 +523,39 @@ static void test_word_rules(void **state)
 	labels_conf_free(c);
 }
 
+/* Two lines have the same code: only comments, string text, blanks differ. */
+static int same_code(const char *a, const char *b, int hash)
+{
+	return labels_code_hash(1, a, strlen(a), hash) ==
+	       labels_code_hash(1, b, strlen(b), hash);
+}
+
+static void test_code_lines(void **state)
+{
+	(void)state;
+	/* a typo in a string or a comment is not code */
+	assert_true(same_code("\tpr_info(\"recieve done\\n\");",
+			      "\tpr_info(\"receive done\\n\");", 0));
+	assert_true(
+		same_code("x = 1; /* recieve */", "x = 1; /* receive */", 0));
+	assert_true(same_code("x = 1; // recieve", "x=1; // receive", 0));
+	assert_true(same_code("s = \"a \\\"qoute\\\"\";",
+			      "s = \"a \\\"quote\\\"\";", 0));
+	assert_true(same_code("echo 'helo' # helo", "echo 'hello' # hello", 1));
+	/* one in an identifier, a number or a character is */
+	assert_false(
+		same_code("#define REG_CTRL 0x14", "#define REG_CTRL 0x41", 0));
+	assert_false(same_code("recieve_buf(p);", "receive_buf(p);", 0));
+	assert_false(same_code("c = '\"'; x = 1;", "c = '\"'; x = 2;", 0));
+	assert_false(
+		same_code("x = 1; /* a */ y = 2;", "x = 1; /* a */ y = 3;", 0));
+	/* '#' is a comment only where the file type says so */
+	assert_false(same_code("#define A 1", "#define A 2", 0));
+	assert_true(same_code("#define A 1", "#define A 2", 1));
+	assert_true(labels_hash_comments("scripts/Makefile.build"));
+	assert_false(labels_hash_comments("src/a.c"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,6 +572,7 @@ int main(void)
 	const struct CMUnitTest pure[] = {
 		cmocka_unit_test(test_tag_parse),
 		cmocka_unit_test(test_word_rules),
+		cmocka_unit_test(test_code_lines),
 	};
 	int rc;
 
