@@ -160,16 +160,14 @@ static const char *const status_names[] = {
  * Strings may carry invalid UTF-8 (jansson refuses those), so they go in
  * with json_stringn_nocheck after replacing each bad byte with U+FFFD.
  */
-static json_t *jstr(const char *s)
+static json_t *jstrn(const char *s, size_t len)
 {
 	struct buf b = BUF_INIT;
-	const unsigned char *p;
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 	json_t *j;
 	size_t n, i;
 
-	if (!s)
-		return json_null();
-	for (p = (const unsigned char *)s; *p; p += n) {
+	for (; p < end; p += n) {
 		n = 0;
 		if (*p < 0x80)
 			n = 1;
@@ -179,6 +177,8 @@ static json_t *jstr(const char *s)
 			n = 3;
 		else if (*p >= 0xf0 && *p <= 0xf4)
 			n = 4;
+		if (n > (size_t)(end - p))
+			n = 0;
 		for (i = 1; i < n; i++)
 			if ((p[i] & 0xc0) != 0x80)
 				n = 0;
@@ -202,6 +202,11 @@ static json_t *jstr(const char *s)
 fail:
 	buf_free(&b);
 	return NULL;
+}
+
+static json_t *jstr(const char *s)
+{
+	return s ? jstrn(s, strlen(s)) : json_null();
 }
 
 static char *iso_date(int64_t t, char *out, size_t n)
@@ -295,6 +300,59 @@ static json_t *trailer_json(const struct trailer *t)
 	return o;
 }
 
+/* One diff line with its prefix kept, as in the diff text. */
+static json_t *line_json(const struct patch_line *l)
+{
+	struct buf b = BUF_INIT;
+	json_t *j = NULL;
+
+	if (!buf_add(&b, &l->kind, 1) && !buf_add(&b, l->text, l->len))
+		j = jstrn(b.ptr, b.len);
+	buf_free(&b);
+	return j;
+}
+
+static json_t *hunk_json(const struct patch_hunk *h)
+{
+	json_t *o = json_object(), *lines = json_array();
+	int ok = o && lines;
+	size_t i;
+
+	for (i = 0; ok && i < h->nlines; i++)
+		if (json_array_append_new(lines, line_json(&h->lines[i])))
+			ok = 0;
+	if (!ok) {
+		json_decref(o);
+		json_decref(lines);
+		return NULL;
+	}
+	put(o, "old_start", json_integer((json_int_t)h->old_start), &ok);
+	put(o, "old_lines", json_integer((json_int_t)h->old_lines), &ok);
+	put(o, "new_start", json_integer((json_int_t)h->new_start), &ok);
+	put(o, "new_lines", json_integer((json_int_t)h->new_lines), &ok);
+	put(o, "section", jstr(h->heading), &ok);
+	put(o, "truncated", json_boolean(h->truncated), &ok);
+	put(o, "lines", lines, &ok);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *hunks_json(const struct patch_file *f)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < f->nhunks; i++)
+		if (json_array_append_new(a, hunk_json(&f->hunks[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
 static json_t *file_json(const struct patch_file *f)
 {
 	json_t *o = json_object();
@@ -316,6 +374,7 @@ static json_t *file_json(const struct patch_file *f)
 	put(o, "added", json_integer(f->added), &ok);
 	put(o, "removed", json_integer(f->removed), &ok);
 	put(o, "hunks", json_integer((json_int_t)f->nhunks), &ok);
+	put(o, "hunks_detail", hunks_json(f), &ok);
 	if (!ok) {
 		json_decref(o);
 		return NULL;
