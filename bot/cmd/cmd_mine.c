@@ -1,7 +1,7 @@
 /*
  * cmd_mine.c - `patchtriage mine`: mine a repository's history into the
  * state database (scoring/history/history.c) and print what was found; progress
- * on a terminal, the label report with --report.
+ * on a terminal (progress.c), the label report with --report.
  */
 #include <limits.h>
 #include <errno.h>
@@ -17,37 +17,28 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
+#include "bot/cmd/progress.h"
 
-struct progress {
-	int tty;
-	int shown;
+struct mine_show {
+	struct progress line;
 	int verbose; /* print each stage's start time */
 	const char *stage;
 };
 
 static void show_progress(const struct mine_progress *p, void *ctx)
 {
-	struct progress *pr = ctx;
-	double rate, eta;
+	struct mine_show *pr = ctx;
+	struct pt_progress_report r = { p->stage, p->total ? "commits" : NULL,
+					p->done,  p->total,
+					0,	  NULL };
 
 	if (pr->verbose && pr->stage != p->stage) {
-		fprintf(stderr, "%s%s at %.2f s\n", pr->shown ? "\r\033[K" : "",
-			p->stage, p->elapsed);
+		fprintf(stderr, "%s%s at %.2f s\n",
+			pr->line.shown ? "\r\033[K" : "", p->stage, p->elapsed);
+		pr->line.shown = 0;
 		pr->stage = p->stage;
 	}
-	if (!pr->tty)
-		return;
-	if (!p->total) {
-		fprintf(stderr, "\r\033[K%s...", p->stage);
-		pr->shown = 1;
-		return;
-	}
-	rate = p->elapsed > 0 ? (double)p->done / p->elapsed : 0;
-	eta = rate > 0 ? (double)(p->total - p->done) / rate : 0;
-	fprintf(stderr, "\r\033[K%s: %zu/%zu commits, %.0f/s, ETA %d:%02d",
-		p->stage, p->done, p->total, rate, (int)eta / 60,
-		(int)eta % 60);
-	pr->shown = 1;
+	progress_show(&pr->line, &r);
 }
 
 /* YYYY-MM-DD[THH:MM[:SS]] in UTC, or @EPOCH. */
@@ -141,7 +132,7 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct mine_args a;
 	struct mine_result r;
-	struct progress pr = { 0, 0, 0, NULL };
+	struct mine_show pr = { { 0 }, 0, NULL };
 	struct db *db;
 	struct buf rep = BUF_INIT;
 	int rc;
@@ -156,14 +147,13 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 		rc = cli_fail_last();
 		goto out;
 	}
-	pr.tty = !ctx->quiet && isatty(STDERR_FILENO);
+	progress_init(&pr.line, ctx);
 	pr.verbose = ctx->verbose;
 	a.o.progress = show_progress;
 	a.o.progress_ctx = &pr;
 	a.o.summarise = histsum_build;
 	rc = mine_run(&r, db, &a.o);
-	if (pr.shown)
-		fputs("\r\033[K", stderr);
+	progress_end(&pr.line);
 	if (rc) {
 		rc = cli_fail_last();
 		goto out;
