@@ -3,7 +3,8 @@
  * classifiers and every baseline on the mined repository
  * (scoring/model/eval.c) on the rows from the label-regime start on (--since
  * overrides it); writes eval.md and SVG plots to --out DIR (default
- * <state>/eval) and prints the Markdown.
+ * <state>/eval) and prints the Markdown.  Progress on a terminal
+ * (progress.c).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -16,25 +17,17 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
+#include "bot/cmd/progress.h"
 
 /* eval_run() makes at most this many test periods */
 #define MAX_FOLDS 16
 
-static int tty;
-
 static void rows_progress(size_t done, size_t total, void *ctx)
 {
-	(void)ctx;
-	if (tty)
-		fprintf(stderr, "\r\033[Kfeatures: %zu/%zu commits", done,
-			total);
-}
+	struct pt_progress_report r = { "features", "commits", done,
+					total,	    0,	       NULL };
 
-static void eval_progress(const char *what, void *ctx)
-{
-	(void)ctx;
-	if (tty)
-		fprintf(stderr, "\r\033[K%s", what);
+	progress_show(ctx, &r);
 }
 
 static int command_line(struct buf *b, int argc, char **argv)
@@ -55,6 +48,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 	struct buf md = BUF_INIT, out = BUF_INIT, cmdline = BUF_INIT;
 	const char *repo = NULL, *outdir = NULL, *task = "all", *title = NULL;
 	const char *since = NULL;
+	struct progress pr;
 	struct db *db;
 	int64_t repo_id;
 	long long folds, horizon, max_rows = 0;
@@ -90,13 +84,14 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 		o.tasks = 2;
 	else if (strcmp(task, "all"))
 		return cli_usage("eval", "--task is fix, risk or all");
-	tty = isatty(2) && !ctx->quiet;
+	progress_init(&pr, ctx);
 	command_line(&cmdline, argc, argv);
 	o.command = cmdline.ptr;
 	o.title = title ? title : repo ? repo : "mined repository";
-	o.progress = eval_progress;
+	o.progress = progress_cb(&pr);
 	dopt.hash_bits = MODEL_HASH_BITS;
 	dopt.progress = rows_progress;
+	dopt.progress_ctx = &pr;
 	rc = cli_db(ctx, &db);
 	if (!rc)
 		rc = dataset_repo(&repo_id, db, repo);
@@ -108,8 +103,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 		rc = dataset_build(&ds, db, repo_id, &dopt);
 	if (!rc)
 		rc = eval_run(&md, ds, &o, outdir);
-	if (tty)
-		fprintf(stderr, "\r\033[K");
+	progress_end(&pr);
 	if (!rc && !ctx->quiet)
 		fputs(md.ptr, stdout);
 	dataset_free(ds);

@@ -642,6 +642,8 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		goto out;
 	sqlite3_bind_int64(st, 1, repo_id);
 	sqlite3_bind_int64(st, 2, since);
+	if (o->progress)
+		o->progress(0, total - skip, o->progress_ctx);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		if (seen++ < skip)
 			continue;

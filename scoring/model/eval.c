@@ -85,15 +85,42 @@ static int pool_reserve(struct pool *pl, size_t extra)
 
 /* ---- one fold ---------------------------------------------------------------- */
 
-static void say(struct run *r, const char *model, unsigned k)
+/* The models each fold trains (M_FULL to M_KAMEI); the rest only score. */
+#define TRAINED (M_KAMEI - M_FULL + 1)
+
+static size_t eval_steps(const struct eval_opts *o)
 {
+	size_t folds = o->folds < 16 ? o->folds : 16;
+
+	return folds * TRAINED * (size_t)(!!(o->tasks & 1) + !!(o->tasks & 2));
+}
+
+static void say(struct run *r, int m, unsigned k)
+{
+	struct pt_progress_report rep = {
+		"evaluating", "models", 0, 0, 0, NULL
+	};
 	char msg[256];
 
-	if (!r->o->progress)
-		return;
 	snprintf(msg, sizeof(msg), "%s, %s: fold %u of %u",
-		 dataset_task_name(r->task), model, k + 1, r->o->folds);
-	r->o->progress(msg, r->o->progress_ctx);
+		 dataset_task_name(r->task), eval_mshort[m], k + 1,
+		 r->o->folds);
+	rep.done = r->step0 + (size_t)k * TRAINED + (size_t)(m - M_FULL);
+	rep.total = eval_steps(r->o);
+	rep.note = msg;
+	pt_progress_report(&r->o->progress, &rep);
+}
+
+/* The folds of this task are done. */
+static void done(struct run *r, unsigned folds)
+{
+	struct pt_progress_report rep = {
+		"evaluating", "models", 0, 0, 0, NULL
+	};
+
+	rep.done = r->step0 + (size_t)folds * TRAINED;
+	rep.total = eval_steps(r->o);
+	pt_progress_report(&r->o->progress, &rep);
 }
 
 static int train_predict(double *p, struct run *r, int m, const size_t *tr,
@@ -165,7 +192,7 @@ static int run_fold(struct run *r, unsigned k, int64_t from, int64_t to)
 	/* training labels as known at the cut */
 	dataset_set_labels(ds, r->task, r->task == TASK_RISK ? from : 0);
 	for (m = M_FULL; m <= M_KAMEI && !rc; m++) {
-		say(r, eval_mshort[m], k);
+		say(r, m, k);
 		rc = train_predict(r->pool.p[m] + base, r, m, tr, ntr, te, nte);
 	}
 	if (rc) {
@@ -209,6 +236,8 @@ static int run_task(struct buf *md, struct dataset *ds,
 	r.o = o;
 	r.task = t;
 	r.rng = o->seed * 0x9e3779b97f4a7c15ull + (uint64_t)t;
+	if (t == TASK_RISK && (o->tasks & 1))
+		r.step0 = eval_steps(o) / 2;
 	if (!ds->n)
 		return pt_error_set(PT_EINVAL, "no rows to evaluate");
 	t0 = ds->d->time[0];
@@ -230,6 +259,8 @@ static int run_task(struct buf *md, struct dataset *ds,
 
 		rc = run_fold(&r, k, from, to);
 	}
+	if (!rc)
+		done(&r, k);
 	if (!rc)
 		rc = eval_report_task(md, &r, dir);
 	pool_clear(&r.pool);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "scoring/model/dataset.h"
+#include "scoring/util/progress.h"
 #include "scoring/util/pt.h"
 
 struct eval_opts {
@@ -29,8 +30,8 @@ struct eval_opts {
 	unsigned bootstrap;  /* resamples for intervals (200) */
 	const char *title;   /* what was measured, for the report */
 	const char *command; /* how, for the report */
-	void (*progress)(const char *what, void *ctx);
-	void *progress_ctx;
+	/* one report a model trained: "evaluating: done/total models" */
+	struct pt_progress progress;
 };
 
 void eval_opts_default(struct eval_opts *o);

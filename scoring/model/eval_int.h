@@ -46,6 +46,7 @@ struct run {
 	struct pool pool;
 	uint64_t rng;
 	struct buf notes;
+	size_t step0; /* models trained in the tasks before this one */
 };
 
 /* The day of t as YYYY-MM-DD (UTC). */
