@@ -3,7 +3,8 @@
  * repository from its label-regime start on (dataset.h; --since
  * overrides it), fit the fix and/or risk model (scoring/model/model.c) on them
  * in time order, and save each under <state>/models/<task> with the
- * start and its reason in the manifest.  Shows progress on a terminal.
+ * start and its reason in the manifest.  Shows progress on a terminal
+ * (progress.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,32 +17,35 @@
 #include "bot/cmd/cmd_scorer.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
+#include "bot/cmd/progress.h"
 
-struct progress {
-	int tty;
+struct train_show {
+	struct progress line;
 	const char *task;
+	char stage[64];
 };
 
 static void rows_progress(size_t done, size_t total, void *ctx)
 {
-	struct progress *pr = ctx;
+	struct train_show *pr = ctx;
+	struct pt_progress_report r = { "features", "commits", done,
+					total,	    0,	       NULL };
 
-	if (pr->tty)
-		fprintf(stderr, "\r\033[Kfeatures: %zu/%zu commits", done,
-			total);
+	progress_show(&pr->line, &r);
 }
 
+/* done is the share of the phase; a phase is a stage of its own */
 static void model_progress(const char *phase, double done, void *ctx)
 {
-	struct progress *pr = ctx;
+	struct train_show *pr = ctx;
+	struct pt_progress_report r = { pr->stage, NULL, 0, 0, done, NULL };
 
-	if (pr->tty)
-		fprintf(stderr, "\r\033[K%s: %s (%.0f%%)", pr->task, phase,
-			100 * done);
+	snprintf(pr->stage, sizeof(pr->stage), "%s: %s", pr->task, phase);
+	progress_show(&pr->line, &r);
 }
 
 static int train_task(struct dataset *ds, enum dataset_task t,
-		      struct cli_ctx *ctx, struct progress *pr)
+		      struct cli_ctx *ctx, struct train_show *pr)
 {
 	unsigned char use[FEAT_NTAB];
 	struct model_params p;
@@ -81,8 +85,7 @@ static int train_task(struct dataset *ds, enum dataset_task t,
 	}
 	if (!rc)
 		rc = model_save(m, dir.ptr);
-	if (pr->tty)
-		fprintf(stderr, "\r\033[K");
+	progress_end(&pr->line);
 	if (!rc && !ctx->quiet)
 		printf("%-4s model %s: %zu commits, saved to %s\n", pr->task,
 		       model_version(m), n, dir.ptr);
@@ -110,7 +113,7 @@ static void print_rows(const struct dataset *ds)
 int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct dataset_opts o = { .since = DATASET_SINCE_AUTO };
-	struct progress pr = { 0 };
+	struct train_show pr;
 	struct dataset *ds = NULL;
 	const char *task = "all", *repo = NULL, *since = NULL;
 	struct db *db;
@@ -134,7 +137,8 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	o.max_rows = (size_t)max_rows;
 	if (strcmp(task, "fix") && strcmp(task, "risk") && strcmp(task, "all"))
 		return cli_usage("train", "--task is fix, risk or all");
-	pr.tty = isatty(2) && !ctx->quiet;
+	memset(&pr, 0, sizeof(pr));
+	progress_init(&pr.line, ctx);
 	o.hash_bits = MODEL_HASH_BITS;
 	o.progress = rows_progress;
 	o.progress_ctx = &pr;
@@ -143,8 +147,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 		rc = dataset_repo(&repo_id, db, repo);
 	if (!rc)
 		rc = dataset_build(&ds, db, repo_id, &o);
-	if (pr.tty)
-		fprintf(stderr, "\r\033[K");
+	progress_end(&pr.line);
 	if (!rc && !ctx->quiet)
 		print_rows(ds);
 	if (!rc && strcmp(task, "risk"))
@@ -152,7 +155,6 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	if (!rc && strcmp(task, "fix"))
 		rc = train_task(ds, TASK_RISK, ctx, &pr);
 	dataset_free(ds);
-	if (pr.tty)
-		fprintf(stderr, "\r\033[K");
+	progress_end(&pr.line);
 	return rc ? cli_fail_last() : EXIT_OK;
 }
