@@ -4,6 +4,7 @@
  * threading of scoring/lists/thread.c (scoring/lists/archive.c), recompute outcomes
  * and list labels (scoring/lists/outcome.c), and print what is stored.  The
  * sentiment word list comes from mail.sentiment-file, as for IMAP.
+ * Progress on a terminal (progress.c): an mbox's ETA is by its bytes.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -16,26 +17,30 @@
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
+#include "bot/cmd/progress.h"
 
-struct progress {
-	int tty, shown;
+struct archive_show {
+	struct progress line;
+	char stage[80];
+	char note[48];
 };
 
 static void show_progress(const struct archive_progress *p, void *ctx)
 {
-	struct progress *pr = ctx;
+	struct archive_show *pr = ctx;
+	struct pt_progress_report r = { pr->stage,	    "messages",
+					p->source_messages, 0,
+					p->share,	    NULL };
 	const char *name;
 
-	if (!pr->tty)
-		return;
 	name = p->source ? strrchr(p->source, '/') : NULL;
 	name = name ? name + 1 : p->source ? p->source : "";
-	fprintf(stderr,
-		"\r\033[Kimporting %s: %zu messages, %zu skipped, "
-		"%.0f/s",
-		name, p->messages, p->skipped,
-		p->elapsed > 0 ? (double)p->messages / p->elapsed : 0.0);
-	pr->shown = 1;
+	snprintf(pr->stage, sizeof(pr->stage), "importing %s", name);
+	if (p->skipped) {
+		snprintf(pr->note, sizeof(pr->note), "%zu skipped", p->skipped);
+		r.note = pr->note;
+	}
+	progress_show(&pr->line, &r);
 }
 
 static void print_result(const struct archive_result *r)
@@ -77,7 +82,7 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 	struct archive_opts o;
 	struct archive_result r;
 	struct archive *a = NULL;
-	struct progress pr = { 0, 0 };
+	struct archive_show pr;
 	struct config *cfg;
 	struct db *db;
 	char *lex = NULL, **epochs = NULL, **e;
@@ -91,7 +96,8 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 		rc = config_get_string(cfg, "mail.sentiment-file", NULL, &lex);
 	if (rc)
 		return cli_fail_last();
-	pr.tty = !ctx->quiet && isatty(STDERR_FILENO);
+	memset(&pr, 0, sizeof(pr));
+	progress_init(&pr.line, ctx);
 	o.lexicon = lex;
 	o.full = full;
 	o.progress = show_progress;
@@ -112,8 +118,7 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 	}
 	if (!rc)
 		rc = archive_finish(a, &r);
-	if (pr.shown)
-		fputs("\r\033[K", stderr);
+	progress_end(&pr.line);
 	if (rc) {
 		rc = cli_fail_last();
 	} else {

@@ -41,6 +41,7 @@ struct archive {
 	size_t src_read; /* ... after this many messages */
 	size_t batch;	 /* messages in the open transaction */
 	double t0, last_progress;
+	double share; /* of the source read, for the progress */
 };
 
 int archive_open(struct archive **out, struct db *db,
@@ -122,6 +123,8 @@ static void progress(struct archive *a, int force)
 	p.source = a->source;
 	p.messages = a->res.messages;
 	p.skipped = a->res.skipped;
+	p.source_messages = a->src_messages;
+	p.share = a->share;
 	p.elapsed = t - a->t0;
 	a->opts->progress(&p, a->opts->progress_ctx);
 }
@@ -163,6 +166,7 @@ struct item {
 	int rc;		 /* the parse error, 0 when p is set */
 	char *why;	 /* its message (malloc'd) */
 	char pos[48];
+	double share; /* of the source read when it was produced */
 };
 
 struct pipe {
@@ -217,6 +221,8 @@ static int produce_cb(const char *msg, size_t len, const char *pos, void *ctx)
 	struct item it;
 
 	parse_item(&it, msg, len, pos);
+	if (q->walk.size)
+		it.share = (double)q->walk.read / (double)q->walk.size;
 	pthread_mutex_lock(&q->mu);
 	while (q->n == ARCHIVE_QUEUE && !q->stop)
 		pthread_cond_wait(&q->can_put, &q->mu);
@@ -361,6 +367,7 @@ static int import_source(struct archive *a, int pi, const char *path,
 	while (consume(q, &it)) {
 		if (!rc)
 			rc = import_batched(a, &it);
+		a->share = it.share;
 		item_clear(&it);
 		if (rc) {
 			pthread_mutex_lock(&q->mu);
@@ -450,6 +457,7 @@ static int begin_source(struct archive *a, char **abs, const char *path)
 	a->source = *abs;
 	a->src_messages = a->src_skipped = 0;
 	a->src_cut = 0;
+	a->share = 0;
 	a->res.sources++;
 	return 0;
 }
@@ -496,6 +504,8 @@ int archive_import_mbox(struct archive *a, const char *path)
 		rc = record_skip(a, "end", "compressed stream ends early");
 	if (!rc)
 		rc = source_save(a, abs, "mbox", NULL);
+	if (!rc)
+		a->share = 1;
 	progress(a, 1);
 	a->source = NULL;
 	free(abs);

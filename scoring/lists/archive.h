@@ -53,6 +53,8 @@ struct archive_walk {
 	int truncated;	/* the gzip stream ended early */
 	int restarted;	/* public-inbox: `since` not found, read all */
 	char last[41];	/* newest commit walked, "" when none */
+	/* mbox: bytes of the file read so far and its size (0: unknown) */
+	uint64_t read, size;
 };
 
 /*
@@ -81,6 +83,10 @@ struct archive_progress {
 	size_t messages; /* read so far in this import */
 	size_t skipped;
 	double elapsed; /* seconds */
+	/* read so far from this source, and the share of it read (an
+	   mbox's bytes; 0 when not known) */
+	size_t source_messages;
+	double share;
 };
 
 typedef void (*archive_progress_cb)(const struct archive_progress *p,

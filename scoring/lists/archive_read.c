@@ -387,6 +387,7 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 			 archive_msg_cb cb, void *ctx)
 {
 	struct mbox_stream m;
+	struct stat st;
 	gzFile gz;
 	int n, rc = 0, zerr;
 
@@ -402,6 +403,8 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 		return pt_error_set(PT_ENOTFOUND, "cannot open '%s': %s", path,
 				    strerror(errno ? errno : ENOENT));
 	gzbuffer(gz, 1u << 17);
+	if (!stat(path, &st) && st.st_size > 0)
+		out->size = (uint64_t)st.st_size;
 	for (;;) {
 		rc = buf_grow(&m.b, ARCHIVE_BLOCK);
 		if (rc)
@@ -417,6 +420,8 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 		}
 		m.b.len += (size_t)n;
 		m.b.ptr[m.b.len] = '\0';
+		if (gzoffset(gz) >= 0)
+			out->read = (uint64_t)gzoffset(gz);
 		/* a cut stream's last message is cut too: not delivered */
 		rc = mbox_scan(&m, n == 0 && !out->truncated);
 		if (rc || n == 0)
