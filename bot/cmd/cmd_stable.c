@@ -225,6 +225,7 @@ struct worker {
 	struct tscore s;
 	pthread_t t;
 	int started;
+	int draws; /* the main thread's worker draws the progress line */
 };
 
 /* Keep the error of the earliest candidate that failed; stop all. */
@@ -252,6 +253,13 @@ static void *work(void *arg)
 		i = atomic_fetch_add(&pl->next, 1);
 		if (i >= pl->r->n)
 			break;
+		if (w->draws) {
+			struct pt_progress_report rep = {
+				"scoring", "candidates", i, pl->r->n, 0, NULL
+			};
+
+			progress_show(&pl->r->line, &rep);
+		}
 		rc = score(&pl->r->c[i], pl->r, &w->s, 0);
 		if (rc)
 			pool_fail(pl, i, rc);
@@ -303,6 +311,7 @@ static int score_all(struct run *r)
 	w[0].pool = &pl;
 	w[0].s.repo = r->repo;
 	w[0].s.w = NULL;
+	w[0].draws = 1;
 	for (k = 1; k < nw && !rc; k++) {
 		w[k].pool = &pl;
 		rc = worker_start(&w[k], r);
@@ -315,6 +324,13 @@ static int score_all(struct run *r)
 			pthread_join(w[k].t, NULL);
 		triage_worker_free(w[k].s.w);
 		git_repository_free(w[k].s.repo);
+	}
+	if (!rc && !pl.rc) {
+		struct pt_progress_report rep = { "scoring", "candidates",
+						  r->n,	     r->n,
+						  0,	     NULL };
+
+		progress_show(&r->line, &rep);
 	}
 	if (!rc && pl.rc)
 		rc = pt_error_set(pl.rc, "%s",
@@ -360,14 +376,20 @@ static int detail(struct run *r)
 {
 	const struct tscore main_s = { r->repo, NULL };
 	unsigned char *sel = pt_calloc(r->set->n + 1, 1);
+	struct pt_progress_report rep = {
+		"cherry-picking the shown", "candidates", 0, r->shown, 0, NULL
+	};
 	size_t i;
 	int rc = sel ? 0 : PT_ENOMEM;
 
+	progress_show(&r->line, &rep);
 	for (i = 0; i < r->shown && !rc; i++) {
 		sel[r->c[i].idx] = 1;
 		rc = stable_check_apply(r->set, r->c[i].idx);
 		if (!rc)
 			rc = score(&r->c[i], r, &main_s, 1);
+		rep.done = i + 1;
+		progress_show(&r->line, &rep);
 	}
 	if (!rc)
 		rc = stable_deps(r->set, sel);
@@ -528,6 +550,8 @@ int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
 	so.branch = r.o.branch;
 	so.no_deps = 1;
 	so.jobs = r.o.jobs;
+	progress_init(&r.line, ctx);
+	so.progress = progress_cb(&r.line);
 	if (!rc)
 		rc = stable_analyse(&r.set, r.repo, &so);
 	r.version = r.o.version ? pt_strdup(r.o.version)
@@ -540,6 +564,7 @@ int cmd_stable(int argc, char **argv, struct cli_ctx *ctx)
 		rc = rank(&r);
 	if (!rc)
 		rc = detail(&r);
+	progress_end(&r.line);
 	if (!rc && r.o.mbox)
 		rc = write_mbox(&r);
 	if (!rc)

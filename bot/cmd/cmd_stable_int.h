@@ -14,6 +14,7 @@
 #include "scoring/model/model.h"
 #include "scoring/model/triage.h"
 #include "scoring/stable/stable.h"
+#include "bot/cmd/progress.h"
 
 struct opts {
 	const char *repo, *range, *branch, *mbox, *version;
@@ -42,6 +43,7 @@ struct run {
 	struct cand *c;		      /* candidates, ranked */
 	size_t n, shown;
 	char *version;
+	struct progress line; /* on a terminal */
 };
 
 /*

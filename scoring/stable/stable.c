@@ -18,6 +18,16 @@
 
 /* ---- the whole analysis ----------------------------------------------- */
 
+/* i of the n commits of a pass done; n 0 for a pass not counted. */
+static void step(const struct stable_opts *o, const char *stage, size_t i,
+		 size_t n)
+{
+	struct pt_progress_report r = { stage, n ? "commits" : NULL, i, n, 0,
+					NULL };
+
+	pt_progress_report(&o->progress, &r);
+}
+
 int stable_is_candidate(const struct stable_set *s, size_t i)
 {
 	return i < s->n && s->c[i].match == STABLE_MATCH_NONE &&
@@ -70,12 +80,53 @@ static int parse_range(git_oid *from, int *has_from, git_oid *to,
 	return stable_peel_commit(to, repo, dots[2] ? dots + 2 : "HEAD");
 }
 
+/* The passes over the range's commits, in order. */
+static int passes(struct stable_set *s, const struct stable_opts *o)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < s->n && !rc; i++) {
+		step(o, "matching the branch", i, s->n);
+		rc = stable_match_commit(s, i);
+	}
+	if (!rc)
+		step(o, "matching the branch", i, s->n);
+	if (!rc) {
+		step(o, "reading the history before the range", 0, 0);
+		rc = stable_base_history(s);
+	}
+	for (i = 0; i < s->n && !rc; i++) {
+		step(o, "checking Fixes: targets", i, s->n);
+		rc = stable_check_targets(s, i);
+	}
+	if (!rc)
+		step(o, "checking Fixes: targets", i, s->n);
+	for (i = 0; i < s->n && !rc; i++) {
+		step(o, "checking citations", i, s->n);
+		rc = stable_check_cites(s, i);
+	}
+	if (!rc)
+		step(o, "checking citations", i, s->n);
+	if (!rc)
+		rc = stable_find_series(s);
+	if (!rc && !o->no_deps) {
+		step(o, "finding dependencies", 0, 0);
+		rc = stable_deps(s, NULL);
+	}
+	for (i = 0; i < s->n && !rc && o->check_apply; i++) {
+		step(o, "cherry-picking", i, s->n);
+		if (stable_is_candidate(s, i))
+			rc = stable_check_apply(s, i);
+	}
+	return rc;
+}
+
 static int analyse(struct stable_set *s, const struct stable_opts *o)
 {
 	struct stable_priv *p = s->priv;
 	git_oid from;
 	int has_from, rc;
-	size_t i;
 
 	rc = parse_range(&from, &has_from, &p->head, p->repo, o->range);
 	if (!rc)
@@ -87,6 +138,7 @@ static int analyse(struct stable_set *s, const struct stable_opts *o)
 				       o->range);
 	git_oid_tostr(s->tip, sizeof(s->tip), &p->tip);
 	git_oid_tostr(s->base, sizeof(s->base), &p->base);
+	step(o, "reading the branch and the range", 0, 0);
 	rc = stable_walk(p->repo, &p->tip, &p->base, stable_branch_cb, s);
 	if (!rc)
 		rc = stable_walk(p->repo, &p->head, &p->base, stable_put_cb,
@@ -97,22 +149,7 @@ static int analyse(struct stable_set *s, const struct stable_opts *o)
 	if (!rc)
 		rc = stable_branch_patchids(p);
 	s->nmarkers = p->upstream.len;
-	for (i = 0; i < s->n && !rc; i++)
-		rc = stable_match_commit(s, i);
-	if (!rc)
-		rc = stable_base_history(s);
-	for (i = 0; i < s->n && !rc; i++)
-		rc = stable_check_targets(s, i);
-	for (i = 0; i < s->n && !rc; i++)
-		rc = stable_check_cites(s, i);
-	if (!rc)
-		rc = stable_find_series(s);
-	if (!rc && !o->no_deps)
-		rc = stable_deps(s, NULL);
-	for (i = 0; i < s->n && !rc && o->check_apply; i++)
-		if (stable_is_candidate(s, i))
-			rc = stable_check_apply(s, i);
-	return rc;
+	return rc ? rc : passes(s, o);
 }
 
 int stable_analyse(struct stable_set **out, struct git_repository *repo,

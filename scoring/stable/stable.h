@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "scoring/patch/patch.h"
+#include "scoring/util/progress.h"
 #include "scoring/util/pt.h"
 
 struct git_repository;
@@ -121,6 +122,8 @@ struct stable_opts {
 	int no_deps;	    /* skip the hunk overlap pass */
 	size_t jobs;	    /* threads diffing for stable_deps (0: 1),
 				     each with its own repository handle */
+	/* told of each commit of each pass */
+	struct pt_progress progress;
 };
 
 struct stable_set {

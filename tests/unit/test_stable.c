@@ -181,7 +181,7 @@ static void check_all(struct stable_set *s)
 
 static void test_range(void **state)
 {
-	struct stable_opts o = { "v1..main", "stable", 1, 0, 1 };
+	struct stable_opts o = { "v1..main", "stable", 1, 0, 1, { NULL, NULL } };
 	struct stable_set *s, *t;
 	git_repository *repo;
 	struct stable_commit *c;

@@ -52,7 +52,7 @@ static void line_change(char out[41], const char *file, int line,
  */
 static void test_signals(void **state)
 {
-	struct stable_opts o = { "v1..main", "stable", 0, 0, 1 };
+	struct stable_opts o = { "v1..main", "stable", 0, 0, 1, { NULL, NULL } };
 	char top[64], base[41], msg[512];
 	char s1[41], s2[41], s3[41], d1[41], o1[41], o2[41], o3[41], c1[41];
 	char c2[41];
@@ -227,7 +227,7 @@ static void want_dropped(struct stable_set *s, const char *id,
  */
 static void test_build_prereqs(void **state)
 {
-	struct stable_opts o = { "v1..main", "stable", 0, 0, 1 };
+	struct stable_opts o = { "v1..main", "stable", 0, 0, 1, { NULL, NULL } };
 	char top[64], ci[41], bf[41], cm[41], deb[41], sus[41], mnt[41];
 	char cpp[41], p1[41], f1[41], p2[41], f2[41], p3[41], f3[41];
 	struct stable_set *s;
@@ -320,7 +320,7 @@ static void test_build_prereqs(void **state)
  */
 static void test_pending_build(void **state)
 {
-	struct stable_opts o = { "v1..main", "stable", 0, 0, 1 };
+	struct stable_opts o = { "v1..main", "stable", 0, 0, 1, { NULL, NULL } };
 	char top[64], ci[41], cf[41], cf2[41], wd[41], wf[41], fs[41];
 	char fsf[41], kn[41], knf[41];
 	struct stable_set *s;
