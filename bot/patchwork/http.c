@@ -4,8 +4,9 @@
  * DNS and TLS session caches across curl_easy_reset), header capture
  * per response (a redirect chain starts a new block at each status
  * line), a capped body, origins compared through curl's URL parser,
- * and the retry loop with its time budget.  Error messages go through one function that strips the Authorization value
- * should it ever appear.
+ * and the retry loop with its time budget; a transfer is aborted as soon
+ * as the bot is asked to stop.  Error messages go through one function
+ * that strips the Authorization value should it ever appear.
  */
 #include "bot/patchwork/http.h"
 
@@ -347,6 +348,18 @@ static int transient_curl(CURLcode e)
 	}
 }
 
+/* Abort a transfer once the bot is asked to stop (SIGTERM mid-answer). */
+static int on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
+		       curl_off_t uln)
+{
+	(void)ud;
+	(void)dlt;
+	(void)dln;
+	(void)ult;
+	(void)uln;
+	return daemon_should_stop() ? 1 : 0;
+}
+
 static CURLcode perform(struct http_client *c, const struct http_request *req,
 			struct xfer *x, long timeout_ms, char *err)
 {
@@ -381,6 +394,8 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 
 	t = curl_slist_append(hl, "Expect:");
 	if (t && req->accept) {
@@ -501,7 +516,12 @@ int http_do(struct http_client *c, const struct http_request *req,
 		}
 	}
 	left = pt_now_ms() - start;
-	if (e == CURLE_OPERATION_TIMEDOUT)
+	if (e == CURLE_ABORTED_BY_CALLBACK)
+		rc = fail(c, PT_EAGAIN,
+			  "request to '%s' interrupted: the bot is asked to "
+			  "stop",
+			  url);
+	else if (e == CURLE_OPERATION_TIMEDOUT)
 		rc = fail(c, PT_ENET,
 			  "'%s' did not answer in time (%d attempt%s in "
 			  "%.1fs)",
