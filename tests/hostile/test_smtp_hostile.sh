@@ -72,6 +72,8 @@ case_smtp() {
 	smtp_hostile_fault "$f"
 	fresh
 	pt
+	local secs=$B_SECS rss=$B_RSS err
+	err=$(grep -m1 -o "smtp '$url'.*" "$tmp/err" | cut -c1-200)
 	check "$f: exit $rc (got $B_RC)" [ "$B_RC" = "$rc" ]
 	check "$f: within 60 s (${B_SECS}s)" [ "$B_RC" != 124 ]
 	check "$f: peak RSS ${B_RSS} KiB <= $limit" [ "$B_RSS" -le "$limit" ]
@@ -109,7 +111,7 @@ case_smtp() {
 	check "$f: no reply failed for good was resent ($got)" [ -z "$got" ]
 	check "$f: nothing left intended or sending" \
 		[ "$(sql "SELECT count(*) FROM outbox WHERE state IN ('intended', 'sending')")" = 0 ]
-	echo "case $f: exit $rc, ${B_SECS}s+$(($(date +%s) - t_case - B_SECS))s, peak RSS ${B_RSS} KiB, $(wc -l <"$tmp/failed.ids") failed for good: $(grep -m1 -o "smtp '$url'.*" "$tmp/err" | cut -c1-160)"
+	echo "case $f: exit $rc in ${secs}s (case ${B_SECS}s+$(($(date +%s) - t_case))s), peak RSS ${rss} KiB, $(wc -l <"$tmp/failed.ids") failed for good: $err"
 }
 
 case_smtp greet421 1 '421' intended
