@@ -444,5 +444,6 @@ int reply_resend(const struct policy *pol, const struct smtp_opts *smtp,
 	if (!rc)
 		rc = send_recorded(&o, pol, smtp, db, row->id, row->payload);
 	config_strv_free(o.rcpts);
+	free(o.refused); /* the recipients a resend had refused */
 	return rc;
 }
