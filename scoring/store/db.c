@@ -17,10 +17,13 @@ int db_schema_version(void)
 	return DB_USER_VERSION;
 }
 
+/* The database's path last: a full disk must say which file it hit. */
 int db_error(struct db *db, const char *what)
 {
-	return pt_error_set(PT_EIO, "%s: %s", what,
-			    db && db->h ? sqlite3_errmsg(db->h) : "no db");
+	if (!db || !db->h)
+		return pt_error_set(PT_EIO, "%s: no db", what);
+	return pt_error_set(PT_EIO, "%s: %s (database '%s')", what,
+			    sqlite3_errmsg(db->h), db->path ? db->path : "?");
 }
 
 int db_exec(struct db *db, const char *sql)
