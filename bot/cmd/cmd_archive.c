@@ -61,15 +61,13 @@ static void print_result(const struct archive_result *r)
  * stored): 1 after saying so, naming the file as the user gave it.
  */
 static int say_cut(const struct archive *a, const char *path,
-		   struct progress *pr)
+		   struct progress *line)
 {
 	size_t nread;
 
 	if (!archive_source_cut(a, &nread))
 		return 0;
-	if (pr->shown)
-		fputs("\r\033[K", stderr);
-	pr->shown = 0;
+	progress_end(line); /* the error starts on a clean line */
 	cli_fail("archive import: '%s': compressed stream ends early "
 		 "(message %zu and after not read)",
 		 path, nread + 1);
@@ -107,7 +105,7 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 		if (!pi) {
 			rc = archive_import_mbox(a, paths[i]);
 			if (!rc)
-				cut += say_cut(a, paths[i], &pr);
+				cut += say_cut(a, paths[i], &pr.line);
 			continue;
 		}
 		rc = archive_pi_epochs(&epochs, paths[i]);
