@@ -188,17 +188,13 @@ static void conf_warnings(const struct run_conf *c)
 /* reply.max-age (3) and check.max-age (14), in days, as seconds. */
 static int conf_ages(struct run_conf *c)
 {
-	long reply, check;
+	long reply = 3, check = 14;
 	int rc;
 
-	rc = config_get_int(c->cfg, "reply.max-age", 3, &reply);
+	rc = config_get_int_range(c->cfg, "reply.max-age", 3, 1, 36500, &reply);
 	if (!rc)
-		rc = config_get_int(c->cfg, "check.max-age", 14, &check);
-	if (!rc && (reply < 1 || check < 1 || reply > 36500 || check > 36500))
-		rc = pt_error_set(PT_EINVAL,
-				  "config '%s': reply.max-age and "
-				  "check.max-age are days, 1 to 36500",
-				  config_path(c->cfg));
+		rc = config_get_int_range(c->cfg, "check.max-age", 14, 1, 36500,
+					  &check);
 	c->reply_max_age = (int64_t)reply * 86400;
 	c->check_max_age = (int64_t)check * 86400;
 	return rc;

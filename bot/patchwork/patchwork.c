@@ -543,18 +543,11 @@ static int caps_from_config(struct config *cfg, long caps[3])
 	const long defs[3] = { PW_DEFAULT_MAX_PAGE >> 20,
 			       PW_DEFAULT_MAX_DOC >> 20,
 			       PW_DEFAULT_MAX_MBOX >> 20 };
-	const long top = PT_MAX_HTTP_BODY >> 20;
 	int i, rc = 0;
 
-	for (i = 0; !rc && i < 3; i++) {
-		rc = config_get_int(cfg, keys[i], defs[i], &caps[i]);
-		if (!rc && (caps[i] < 1 || caps[i] > top))
-			rc = pt_error_set(PT_EINVAL,
-					  "config '%s': %s is %ld; it must be "
-					  "1 to %ld (MiB)",
-					  config_path(cfg), keys[i], caps[i],
-					  top);
-	}
+	for (i = 0; !rc && i < 3; i++)
+		rc = config_get_int_range(cfg, keys[i], defs[i], 1,
+					  PT_MAX_HTTP_BODY >> 20, &caps[i]);
 	return rc;
 }
 
