@@ -626,6 +626,19 @@ static int compute(struct lctx *x, struct labels_counts *out, int horizon_days)
 	return rc;
 }
 
+/* One row of n counts about repo_id's references; zeros when none. */
+static int repo_row(int64_t *v, size_t n, struct db *db, const char *sql,
+		    int64_t repo_id)
+{
+	int rc = db_row_int64(v, n, db, sql, &repo_id, 1);
+
+	if (rc < 0)
+		return rc;
+	if (!rc)
+		memset(v, 0, n * sizeof(*v));
+	return 0;
+}
+
 static int count_with_fixes(size_t *out, struct db *db, int64_t repo_id)
 {
 	const int64_t args[] = { repo_id, TRAILER_FIXES };
@@ -682,19 +695,17 @@ int labels_summary(struct buf *out, struct db *db, int64_t repo_id)
 	int64_t v[9];
 	int rc;
 
-	rc = db_row_int64(v, 9, db,
-			  "SELECT count(*), sum(how = 'full'), "
-			  "sum(how = 'prefix'), sum(how = 'subject'), "
-			  "sum(how = 'unresolved'), sum(why = 'not-mined'), "
-			  "sum(trivial = 'nocode'), "
-			  "sum(trivial = 'spelling'), sum(trivial = 'race') "
-			  "FROM fix_refs r JOIN commits c ON "
-			  "c.id = r.commit_id WHERE c.repo_id = ?",
-			  &repo_id, 1);
-	if (rc < 0)
+	rc = repo_row(v, 9, db,
+		      "SELECT count(*), sum(how = 'full'), "
+		      "sum(how = 'prefix'), sum(how = 'subject'), "
+		      "sum(how = 'unresolved'), sum(why = 'not-mined'), "
+		      "sum(trivial = 'nocode'), "
+		      "sum(trivial = 'spelling'), sum(trivial = 'race') "
+		      "FROM fix_refs r JOIN commits c ON "
+		      "c.id = r.commit_id WHERE c.repo_id = ?",
+		      repo_id);
+	if (rc)
 		return rc;
-	if (!rc)
-		memset(v, 0, sizeof(v));
 	return buf_addf(out,
 			"references:  %lld from fixing commits (Fixes: and "
 			"reverts): by full id %lld, by id prefix %lld, by "
@@ -714,17 +725,15 @@ static int report_unresolvable(struct buf *out, struct db *db, int64_t repo_id)
 	int64_t v[4];
 	int rc;
 
-	rc = db_row_int64(v, 4, db,
-			  "SELECT sum(why = 'coverity'), sum(why = 'url'), "
-			  "sum(why = 'missing'), sum(why IS NULL OR why NOT "
-			  "IN ('coverity', 'url', 'missing')) FROM fix_refs r "
-			  "JOIN commits c ON c.id = r.commit_id WHERE "
-			  "c.repo_id = ? AND r.how = 'unresolved'",
-			  &repo_id, 1);
-	if (rc < 0)
+	rc = repo_row(v, 4, db,
+		      "SELECT sum(why = 'coverity'), sum(why = 'url'), "
+		      "sum(why = 'missing'), sum(why IS NULL OR why NOT "
+		      "IN ('coverity', 'url', 'missing')) FROM fix_refs r "
+		      "JOIN commits c ON c.id = r.commit_id WHERE "
+		      "c.repo_id = ? AND r.how = 'unresolved'",
+		      repo_id);
+	if (rc)
 		return rc;
-	if (!rc)
-		memset(v, 0, sizeof(v));
 	return buf_addf(out,
 			"unresolvable: coverity %lld, url %lld, foreign id "
 			"%lld (a well-formed id not in this repository); "
