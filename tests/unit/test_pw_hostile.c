@@ -187,6 +187,19 @@ static void test_caps_by_kind(void **state)
 	pw_free(pw);
 }
 
+/* text written to path, opened as a configuration */
+static struct config *config_from_text(const char *path, const char *text)
+{
+	struct config *cfg = NULL;
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(config_open(&cfg, path), 0);
+	return cfg;
+}
+
 /* The caps are configuration keys in MiB; a bad one is named. */
 static void test_caps_configured(void **state)
 {
@@ -195,7 +208,6 @@ static void test_caps_configured(void **state)
 	struct pw *pw = NULL;
 	json_t *j = NULL;
 	int insecure;
-	FILE *f;
 
 	(void)state;
 	assert_int_equal(tmpdir_make(dir, sizeof(dir), "pwcaps"), 0);
@@ -204,11 +216,7 @@ static void test_caps_configured(void **state)
 		 "[patchwork]\n\turl = %s\n\tproject = test\n"
 		 "\tmax-page-size = 1\n\tmax-mbox-size = 0\n",
 		 sim.url);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(config_open(&cfg, path), 0);
+	cfg = config_from_text(path, text);
 	assert_int_equal(pw_from_config(&pw, cfg, NULL, &project, &insecure),
 			 PT_EINVAL);
 	assert_non_null(strstr(pt_error_last(), "patchwork.max-mbox-size"));
@@ -216,11 +224,7 @@ static void test_caps_configured(void **state)
 	config_free(cfg);
 
 	text[strlen(text) - strlen("\tmax-mbox-size = 0\n")] = '\0';
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(config_open(&cfg, path), 0);
+	cfg = config_from_text(path, text);
 	assert_int_equal(pw_from_config(&pw, cfg, NULL, &project, &insecure),
 			 0);
 	canned_big("/api/1.3/events/", ' ', 2L << 20);
