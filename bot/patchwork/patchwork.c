@@ -100,6 +100,9 @@ int pw_new(struct pw **out, const struct pw_opts *o)
 	pw->max_page = o->max_page ? o->max_page : PW_DEFAULT_MAX_PAGE;
 	pw->max_doc = o->max_doc ? o->max_doc : PW_DEFAULT_MAX_DOC;
 	pw->max_mbox = o->max_mbox ? o->max_mbox : PW_DEFAULT_MAX_MBOX;
+	pw->hold_bad = o->hold_bad < 0 ? 0
+		       : o->hold_bad   ? o->hold_bad
+				       : PW_DEFAULT_HOLD_BAD;
 	pw->max_attempts = o->http.max_attempts > 0 ? o->http.max_attempts : 5;
 	rc = http_client_new(&pw->http, &o->http);
 	if (rc)
@@ -557,6 +560,7 @@ int pw_from_config(struct pw **out, struct config *cfg, const char *project,
 	struct pw_opts o;
 	char *url = NULL, *token = NULL, *ver = NULL;
 	long timeout, ctimeout, attempts, budget, backoff, dmax, per_page;
+	long hold;
 	long caps[3];
 	int verify, rc;
 
@@ -605,6 +609,10 @@ int pw_from_config(struct pw **out, struct config *cfg, const char *project,
 		rc = config_get_int(cfg, "patchwork.per-page", 100, &per_page);
 	if (!rc)
 		rc = caps_from_config(cfg, caps);
+	if (!rc)
+		rc = config_get_int_range(cfg, "patchwork.hold-bad-events",
+					  PW_DEFAULT_HOLD_BAD, 0,
+					  CONFIG_MAX_SECONDS, &hold);
 	if (!rc) {
 		rc = config_read_secret(cfg, "patchwork", &token);
 		if (rc == PT_ENOTFOUND) {
@@ -629,6 +637,7 @@ int pw_from_config(struct pw **out, struct config *cfg, const char *project,
 		o.max_page = (size_t)caps[0] << 20;
 		o.max_doc = (size_t)caps[1] << 20;
 		o.max_mbox = (size_t)caps[2] << 20;
+		o.hold_bad = hold ? hold : -1;
 		o.http.no_ssl_verify = !verify;
 		o.http.timeout_ms = timeout * 1000;
 		o.http.connect_timeout_ms = ctimeout * 1000;

@@ -32,6 +32,8 @@
 #define PW_DEFAULT_MAX_PAGE (8u << 20)	/* a page of a list (events...) */
 #define PW_DEFAULT_MAX_DOC (32u << 20)	/* one series, patch, cover */
 #define PW_DEFAULT_MAX_MBOX (64u << 20) /* one patch or series mbox */
+/* How long an event that cannot be handled holds its project's position. */
+#define PW_DEFAULT_HOLD_BAD (6L * 3600)
 
 struct pw_opts {
 	const char *url;	 /* e.g. "https://patchwork.kernel.org" */
@@ -43,6 +45,7 @@ struct pw_opts {
 	size_t max_page;	 /* 0: PW_DEFAULT_MAX_PAGE */
 	size_t max_doc;		 /* 0: PW_DEFAULT_MAX_DOC */
 	size_t max_mbox;	 /* 0: PW_DEFAULT_MAX_MBOX */
+	long hold_bad;		 /* s; 0: PW_DEFAULT_HOLD_BAD; < 0: none */
 	struct http_opts http;
 };
 

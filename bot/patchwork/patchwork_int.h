@@ -26,7 +26,8 @@ struct pw {
 	size_t description_max;
 	unsigned per_page;
 	size_t max_page, max_doc, max_mbox; /* body caps by kind */
-	uint64_t skipped[PW_SKIPPED_RING];  /* events warned of (hashes) */
+	long hold_bad; /* s an unusable event holds the position; 0: none */
+	uint64_t skipped[PW_SKIPPED_RING]; /* events warned of (hashes) */
 	unsigned nskipped;
 	int max_attempts;
 	int has_token;

@@ -1,7 +1,9 @@
 /*
  * schema.c - the tables bot/patchwork owns: pw_positions, the restart-safe
  * position in each project's event stream, and pw_events_seen, the events
- * already handled (pw_events.c; bot/loop/status.c reads the positions).
+ * already handled, and pw_events_held, the events that could not be
+ * handled and hold a position for a while (pw_events.c; bot/loop/status.c
+ * reads the positions).
  */
 #include "bot/patchwork/schema.h"
 
@@ -15,6 +17,13 @@ static const struct db_step patchwork_steps[] = {
 	  "CREATE TABLE pw_events_seen ("
 	  " url TEXT NOT NULL, project TEXT NOT NULL, event_id INTEGER NOT NULL,"
 	  " date TEXT NOT NULL, PRIMARY KEY (url, project, event_id));" },
+	/* 14: events that could not be handled, holding the position */
+	{ 14, "CREATE TABLE pw_events_held ("
+	      " url TEXT NOT NULL, project TEXT NOT NULL, fp INTEGER NOT NULL,"
+	      " first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+	      " given_up INTEGER NOT NULL DEFAULT 0,"
+	      " met INTEGER NOT NULL DEFAULT 0,"
+	      " PRIMARY KEY (url, project, fp));" },
 };
 
 const struct db_schema patchwork_schema = {

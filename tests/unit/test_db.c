@@ -263,7 +263,7 @@ static void assert_versions(struct db *db, int base, int bot)
 	assert_int_equal(owner_version(db, "scoring/lists"), 7);
 	assert_int_equal(owner_version(db, "scoring/model"), 12);
 	assert_int_equal(owner_version(db, "bot/outbox"), bot ? 2 : -1);
-	assert_int_equal(owner_version(db, "bot/patchwork"), bot ? 5 : -1);
+	assert_int_equal(owner_version(db, "bot/patchwork"), bot ? 14 : -1);
 	assert_int_equal(owner_version(db, "bot/mail"), bot ? 3 : -1);
 }
 
@@ -274,7 +274,7 @@ static int bot_line(const char *line, size_t len)
 		"TABLE work_queue ",	 "ON work_queue ",
 		"TABLE outbox ",	 "ON outbox ",
 		"TABLE imap_folders ",	 "TABLE pw_positions ",
-		"TABLE pw_events_seen ",
+		"TABLE pw_events_seen ", "TABLE pw_events_held ",
 	};
 	size_t i;
 
@@ -382,20 +382,38 @@ static void test_scoring_file_gains_bot_tables(void **state)
  * owners, then by the bot's, nothing is made again or lost; it gains
  * schema_versions, every owner at its latest, and history's step 13.
  */
+/* in without the lines that hold needle (tables added after 12). */
+static void without_lines(struct buf *out, const char *in, const char *needle)
+{
+	const char *nl;
+
+	for (; *in; in = nl + 1) {
+		nl = strchr(in, '\n');
+		assert_non_null(nl);
+		if (!memmem(in, (size_t)(nl - in), needle, strlen(needle)))
+			assert_int_equal(buf_add(out, in,
+						 (size_t)(nl - in + 1)),
+					 0);
+	}
+}
+
 static void test_schema_12_gains_versions(void **state)
 {
-	struct buf want = BUF_INIT, got = BUF_INIT;
+	struct buf want = BUF_INIT, got = BUF_INIT, scoring = BUF_INIT;
 	struct db *db;
 
 	(void)state;
 	read_schema(&want, 13);
+	/* the bot's tables newer than schema 12 come with the bot */
+	without_lines(&scoring, want.ptr, "TABLE pw_events_held ");
 	make_schema_12("INSERT INTO outbox (kind, dedupe_key,"
 		       " target, payload, created, updated)"
 		       " VALUES ('reply', 'k', 't', 'p', 1, 1);");
 
 	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
 	schema_text(&got, db->h);
-	assert_string_equal(got.ptr, want.ptr);
+	assert_string_equal(got.ptr, scoring.ptr);
+	buf_free(&scoring);
 	assert_versions(db, 12, 0);
 	db_close(db);
 	buf_reset(&got);

@@ -4,7 +4,8 @@
  * to an earlier one, a stop request between pages, an mbox redirected
  * to another origin, a redirect where JSON was expected, and an events
  * page with a NUL in a string and an event whose id is not a number
- * (warned of once, however often it comes back), and the caps of an
+ * (warned of once, however often it comes back; the position held
+ * before such events for a while, then given up), and the caps of an
  * answer by what it is.
  * Each case is bounded (few canned answers, a 3 s client timeout and an
  * alarm for the whole program).
@@ -26,6 +27,7 @@
 #include "bot/patchwork/patchwork.h"
 #include "bot/sys/daemon.h"
 #include "bot/sys/log.h"
+#include "dbq.h"
 #include "pwsim.h"
 #include "tmpdir.h"
 #include "scoring/store/config.h"
@@ -359,6 +361,159 @@ static void test_events_bad_one(void **state)
 	pw_free(pw);
 }
 
+#define EVC(id, cat, date, pl)                                               \
+	"{\\\"id\\\": " id ", \\\"category\\\": \\\"" cat "\\\", "           \
+	"\\\"project\\\": {\\\"id\\\": 1}, \\\"date\\\": \\\"" date "\\\", " \
+	"\\\"payload\\\": " pl "}"
+#define NUL_PATCH \
+	"{\\\"patch\\\": {\\\"id\\\": 1, \\\"name\\\": \\\"a\\\\u0000b\\\"}}"
+
+/* A state database in a fresh temp file (path: a mkstemp template). */
+static struct db *state_db(char *path, char *file, size_t size)
+{
+	struct db *db;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(file, size, "%s.db", path);
+	assert_int_equal(db_open(&db, file, &bot_db_owners), 0);
+	return db;
+}
+
+static void state_db_drop(struct db *db, const char *path, const char *file)
+{
+	char side[80];
+
+	db_close(db);
+	unlink(file);
+	snprintf(side, sizeof(side), "%s-wal", file);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", file);
+	unlink(side);
+	unlink(path);
+}
+
+/*
+ * Events bad only for a while (a NUL, a series-completed whose series
+ * is "abc"): the good event after them is handled, but the position
+ * waits before them, so the next poll reads them again and, now good,
+ * handles them.  Before, the position passed them and they were lost,
+ * and the series-completed with no series was marked seen unhandled.
+ */
+static void test_events_bad_for_a_while(void **state)
+{
+	char dbpath[] = "/tmp/pt-pwhostile-XXXXXX", file[64];
+	struct seen s;
+	struct db *db = state_db(dbpath, file, sizeof(file));
+	struct pw *pw = client(0);
+	char *last = NULL;
+	int64_t last_id = 0;
+	size_t n = 0;
+
+	(void)state;
+	canned("/api/1.3/events/", 1, 200, "",
+	       "[" EV("201", "2026-12-01T10:00:00", NUL_PATCH) ", " EVC(
+		       "202", "series-completed", "2026-12-01T10:00:01",
+		       "{\\\"series\\\": \\\"abc\\\"}") ", " EV("203",
+								"2026-12-01T10:00:02",
+								"{\\\"patch\\\": "
+								"{\\\"id\\\": 3}}") "]");
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
+					on_event, &s, &n),
+			 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.ids[0], 203);
+	/* no position yet: the held event at 10:00:00 is the first */
+	assert_int_equal(pw_events_position(pw, db, "test", &last_id, &last),
+			 PT_ENOTFOUND);
+	pt_error_clear();
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM pw_events_held"), 2);
+	canned("/api/1.3/events/", 1, 200, "",
+	       "[" EV("201", "2026-12-01T10:00:00", "{\\\"patch\\\": {\\\"id\\\": 1}}") ", " EVC(
+		       "202", "series-completed", "2026-12-01T10:00:01",
+		       "{\\\"series\\\": {\\\"id\\\": 5}}") ", " EV("203",
+								    "2026-12-01T10:00:"
+								    "02",
+								    "{\\\"patch\\\": "
+								    "{\\\"id\\\": "
+								    "3}}") "]");
+	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
+					on_event, &s, &n),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.ids[1], 201);
+	assert_int_equal(s.ids[2], 202);
+	assert_int_equal(pw_events_position(pw, db, "test", &last_id, &last),
+			 0);
+	assert_int_equal(last_id, 203);
+	free(last);
+	/* the holds not met again are over */
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM pw_events_held"), 0);
+	clear();
+	state_db_drop(db, dbpath, file);
+	pw_free(pw);
+}
+
+/*
+ * An event bad for good holds the position for
+ * patchwork.hold-bad-events, then is given up, said once, and the
+ * position moves past it.
+ */
+static void test_events_bad_given_up(void **state)
+{
+	char dbpath[] = "/tmp/pt-pwhostile-XXXXXX", file[64];
+	char log1[] = "/tmp/pt-pwhostile-log-XXXXXX";
+	char log2[] = "/tmp/pt-pwhostile-log-XXXXXX";
+	struct seen s;
+	struct db *db = state_db(dbpath, file, sizeof(file));
+	struct pw *pw = client(0);
+	char *last = NULL;
+	int64_t last_id = 0;
+	size_t n = 0;
+
+	(void)state;
+	log_setup(LOG_TO_STDERR, LOG_LVL_INFO);
+	canned("/api/1.3/events/", 3, 200, "",
+	       "[" EV("301", "2026-12-01T10:00:00", NUL_PATCH) ", " EV(
+		       "302", "2026-12-01T10:00:01",
+		       "{\\\"patch\\\": {\\\"id\\\": 3}}") "]");
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
+					on_event, &s, &n),
+			 0);
+	assert_int_equal(pw_events_position(pw, db, "test", &last_id, &last),
+			 PT_ENOTFOUND);
+	pt_error_clear();
+	/* held for longer than the default 6 hours */
+	assert_int_equal(db_exec(db, "UPDATE pw_events_held SET first_seen ="
+				     " first_seen - 6 * 3600"),
+			 0);
+	capture_start(log1);
+	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
+					on_event, &s, &n),
+			 0);
+	assert_int_equal(capture_count(log1, "gave up on event 1"), 1);
+	assert_int_equal(pw_events_position(pw, db, "test", &last_id, &last),
+			 0);
+	assert_int_equal(last_id, 302);
+	free(last);
+	capture_start(log2);
+	assert_int_equal(pw_events_poll(pw, db, "test", "2026-11-01T00:00:00",
+					on_event, &s, &n),
+			 0);
+	assert_int_equal(capture_count(log2, "gave up"), 0);
+	assert_int_equal(s.n, 1); /* 302 once, 301 never */
+	assert_int_equal(dbq_int(db, "SELECT count(*) FROM pw_events_held"
+				     " WHERE given_up = 1"),
+			 1);
+	clear();
+	state_db_drop(db, dbpath, file);
+	pw_free(pw);
+}
+
 /* Last: the stop flag cannot be taken back. */
 static void test_stop_between_pages(void **state)
 {
@@ -386,6 +541,8 @@ int main(void)
 		cmocka_unit_test(test_caps_by_kind),
 		cmocka_unit_test(test_caps_configured),
 		cmocka_unit_test(test_events_bad_one),
+		cmocka_unit_test(test_events_bad_for_a_while),
+		cmocka_unit_test(test_events_bad_given_up),
 		cmocka_unit_test(test_stop_between_pages),
 	};
 
