@@ -509,6 +509,8 @@ static int finish_one(struct run *r, const struct store_item *it, int rc)
 	if (rc == PT_EAGAIN) { /* rate limited or 4yz: later, no failure */
 		err = pt_strdup(pt_error_last());
 		pt_error_clear();
+		log_info("work %s %s deferred 300 s: %s", it->kind, it->key,
+			 err && *err ? err : "try again later");
 		rc = store_retry(r->db, it->id, now + 300,
 				 err && *err ? err : "try again later",
 				 it->attempts + 2);

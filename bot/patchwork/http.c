@@ -532,8 +532,8 @@ int http_do(struct http_client *c, const struct http_request *req,
 			  "%.1fs)",
 			  url, *err ? err : curl_easy_strerror(e), attempt,
 			  attempt == 1 ? "" : "s", left / 1000.0);
-	else
-		rc = fail(c, PT_EAGAIN,
+	else /* 429: asked to wait, not a failure; 5xx: the server fails */
+		rc = fail(c, out->status == 429 ? PT_EAGAIN : PT_ENET,
 			  "'%s' answered HTTP %ld%s%s%s%s (%d attempt%s in "
 			  "%.1fs)",
 			  url, out->status, out->content_type ? " (" : "",

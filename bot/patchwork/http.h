@@ -71,8 +71,9 @@ void http_response_clear(struct http_response *r);
 /*
  * Send req.  0 when a response arrived whose status is not transient
  * (any 1xx-4xx but 429; the caller judges 4xx).  After the retries are
- * spent: PT_EAGAIN for a last answer of 5xx or 429 (out keeps it),
- * PT_ENET for transport errors and timeouts, PT_ETOOBIG for a body over
+ * spent: PT_EAGAIN for a last answer of 429 (asked to come back later),
+ * PT_ENET for a last answer of 5xx (out keeps either), for transport
+ * errors and for timeouts, PT_ETOOBIG for a body over
  * the cap.  The messages name the URL (without userinfo) and the number
  * of attempts.
  */

@@ -144,7 +144,7 @@ static void test_retries(void **state)
 
 	/* an HTML 502 page from a proxy: retried, then reported */
 	assert_int_equal(pwsim_control(&sim, "{\"html_next\": 10}"), 0);
-	assert_int_equal(get(c, "/api/1.3/", &r), PT_EAGAIN);
+	assert_int_equal(get(c, "/api/1.3/", &r), PT_ENET);
 	assert_int_equal(r.attempts, 4);
 	assert_non_null(strstr(pt_error_last(), "HTTP 502 (text/html"));
 	assert_non_null(strstr(pt_error_last(), "4 attempts"));
@@ -152,12 +152,21 @@ static void test_retries(void **state)
 	no_secret();
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
 
-	/* 500s forever: bounded */
+	/* 500s forever: bounded, and a failure (not "come back later") */
 	assert_int_equal(pwsim_control(&sim, "{\"fail_next\": 100}"), 0);
-	assert_int_equal(get(c, "/api/1.3/", &r), PT_EAGAIN);
+	assert_int_equal(get(c, "/api/1.3/", &r), PT_ENET);
 	assert_int_equal(r.status, 500);
 	assert_non_null(strstr(pt_error_last(), "HTTP 500"));
 	no_secret();
+	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
+
+	/* 429s forever: asked to come back later (PT_EAGAIN) */
+	assert_int_equal(pwsim_control(&sim, "{\"rate_limit_next\": 100, "
+					     "\"retry_after\": 0}"),
+			 0);
+	assert_int_equal(get(c, "/api/1.3/", &r), PT_EAGAIN);
+	assert_int_equal(r.status, 429);
+	assert_non_null(strstr(pt_error_last(), "asked to retry later"));
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
 	http_response_clear(&r);
 	http_client_free(c);

@@ -664,7 +664,7 @@ static void test_errors(void **state)
 	assert_null(j);
 	/* an HTML error page for longer than the retries: reported */
 	assert_int_equal(pwsim_control(&sim, "{\"html_next\": 20}"), 0);
-	assert_int_equal(pw_get_json(pw, "patches/1/", &j), PT_EAGAIN);
+	assert_int_equal(pw_get_json(pw, "patches/1/", &j), PT_ENET);
 	assert_non_null(strstr(pt_error_last(), "HTTP 502 (text/html"));
 	assert_int_equal(pwsim_control(&sim, "{\"clear\": true}"), 0);
 	/* each of the others survived: 500, 429, reset, a short delay */
