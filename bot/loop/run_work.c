@@ -496,36 +496,60 @@ static int work_one(struct run *r, const struct store_item *it)
 	return rc;
 }
 
+/* Rate limited or 4yz (PT_EAGAIN): later, and not a failure. */
+static int defer_one(struct run *r, const struct store_item *it)
+{
+	char *err = pt_strdup(pt_error_last());
+	const char *why = err && *err ? err : "try again later";
+	int rc;
+
+	pt_error_clear();
+	log_info("work %s %s deferred 300 s: %s", it->kind, it->key, why);
+	rc = store_retry(r->db, it->id, (int64_t)time(NULL) + 300, why,
+			 it->attempts + 2);
+	free(err);
+	return rc;
+}
+
+/*
+ * A failed attempt: counted, said, retried with a backoff.  When the
+ * peer is down or failing (PT_ENET: unreachable, timed out, 5xx) that
+ * is not the item's fault: it is retried, at least hourly, for as long
+ * as its checks could still be set (check.max-age), not given up after
+ * run.max-attempts as an item that itself fails is.
+ */
+static int fail_one(struct run *r, const struct store_item *it, int rc)
+{
+	int64_t now = time(NULL);
+	long wait = 30L << (it->attempts < 10 ? it->attempts : 10);
+	int max = (int)r->c.max_attempts;
+	char *err = pt_strdup(pt_error_last());
+	const char *why = err ? err : "?";
+
+	r->st.work_failed++;
+	snprintf(r->work_error, sizeof(r->work_error), "%s", why);
+	if (rc == PT_ENET && now - it->created < r->c.check_max_age) {
+		max = it->attempts + 2;
+		wait = wait < 3600 ? wait : 3600;
+		log_warn("work %s %s failed (attempt %d; retried in %ld s "
+			 "while younger than check.max-age): %s",
+			 it->kind, it->key, it->attempts + 1, wait, why);
+	} else {
+		log_warn("work %s %s failed (attempt %d of %d): %s", it->kind,
+			 it->key, it->attempts + 1, max, why);
+	}
+	rc = store_retry(r->db, it->id, now + wait, why, max);
+	free(err);
+	return rc;
+}
+
 static int finish_one(struct run *r, const struct store_item *it, int rc)
 {
-	int64_t now = time(NULL), wait;
-	char *err;
-	int max = (int)r->c.max_attempts;
-
 	if (!rc) {
 		r->st.work_done++;
 		return store_finish(r->db, it->id);
 	}
-	if (rc == PT_EAGAIN) { /* rate limited or 4yz: later, no failure */
-		err = pt_strdup(pt_error_last());
-		pt_error_clear();
-		log_info("work %s %s deferred 300 s: %s", it->kind, it->key,
-			 err && *err ? err : "try again later");
-		rc = store_retry(r->db, it->id, now + 300,
-				 err && *err ? err : "try again later",
-				 it->attempts + 2);
-		free(err);
-		return rc;
-	}
-	r->st.work_failed++;
-	err = pt_strdup(pt_error_last());
-	snprintf(r->work_error, sizeof(r->work_error), "%s", err ? err : "?");
-	log_warn("work %s %s failed (attempt %d of %d): %s", it->kind, it->key,
-		 it->attempts + 1, max, err ? err : "?");
-	wait = 30L << (it->attempts < 10 ? it->attempts : 10);
-	rc = store_retry(r->db, it->id, now + wait, err ? err : "?", max);
-	free(err);
-	return rc;
+	return rc == PT_EAGAIN ? defer_one(r, it) : fail_one(r, it, rc);
 }
 
 int run_drain(struct run *r, int (*stop)(void))

@@ -86,7 +86,7 @@ int store_claim(struct db *db, int64_t now, struct store_item *out)
 			" WHERE id = (SELECT id FROM work_queue"
 			" WHERE state = 'pending' AND not_before <= ?1"
 			" ORDER BY not_before, id LIMIT 1)"
-			" RETURNING id, kind, key, payload, attempts");
+			" RETURNING id, kind, key, payload, attempts, created");
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, now);
@@ -97,6 +97,7 @@ int store_claim(struct db *db, int64_t now, struct store_item *out)
 		out->key = col_dup(st, 2);
 		out->payload = col_dup(st, 3);
 		out->attempts = sqlite3_column_int(st, 4);
+		out->created = sqlite3_column_int64(st, 5);
 		rc = out->kind && out->key ? 0 : PT_ENOMEM;
 		if (!rc && sqlite3_step(st) != SQLITE_DONE)
 			rc = db_error(db, "claiming work");

@@ -21,6 +21,7 @@ struct store_item {
 	char *key;
 	char *payload;
 	int attempts;
+	int64_t created; /* when first queued */
 };
 
 void store_item_clear(struct store_item *it);

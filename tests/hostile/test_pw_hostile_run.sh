@@ -90,6 +90,11 @@ mkconf() { # FILE TIMEOUT BUDGET
 mkconf "$tmp/config.px" 3 10
 mkconf "$tmp/config.slow" 30 60
 mkconf "$tmp/config.tight" 2 5
+# one attempt a work item: an item whose peer fails must still not be
+# given up (it waits while younger than check.max-age)
+sed 's/^\[run\]$/[run]\
+	max-attempts = 1/' "$tmp/config.px" >"$tmp/config.1try"
+grep -q "max-attempts = 1" "$tmp/config.1try" || { echo "FAIL: config.1try" >&2; exit 1; }
 grep -q "url = $px" "$tmp/config.px" || { echo "FAIL: mkconf" >&2; exit 1; }
 
 proxy() { # JSON: rules for the proxy ({"clear": true} drops them)
@@ -386,7 +391,7 @@ fault_case ev-link-other $B 64 "{$ev, \"count\": 0, \"fault\": \"link\", \"targe
 fault_case ev-link-meta $B 64 "{$ev, \"count\": 0, \"fault\": \"link\", \"target\": \"http://169.254.169.254/latest/meta-data/\"}" \
 	1 'pointed to another server'
 fault_case series-500 $B 64 "{\"match\": \"/api/1.3/series/\", \"method\": \"GET\", \"count\": 0, \"fault\": \"status\", \"status\": 500}" \
-	1 'answered HTTP 500'
+	1 'answered HTTP 500' "$tmp/config.1try"
 fault_case mbox-redirect-self $B 64 "{$mbox, \"count\": 0, \"fault\": \"redirect\", \"location\": \"{self}\"}" \
 	1 'redirected more than'
 fault_case mbox-redirect-port $B 64 "{$mbox, \"count\": 0, \"fault\": \"redirect\", \"location\": \"http://127.0.0.1:$PW_PORT/\"}" \

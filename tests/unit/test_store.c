@@ -55,6 +55,8 @@ static void test_queue_order_and_finish(void **state)
 	assert_int_equal(store_claim(db, time(NULL), &it), 0);
 	assert_string_equal(it.key, "netdev/1");
 	assert_string_equal(it.payload, "{\"v\":2}");
+	/* when it was first queued, for how long a failing peer is waited */
+	assert_true(it.created > 0 && it.created <= (int64_t)time(NULL));
 	assert_int_equal(store_finish(db, it.id), 0);
 	store_item_clear(&it);
 	assert_int_equal(store_claim(db, time(NULL), &it), 0);
