@@ -426,6 +426,8 @@ static int note_reply(struct outcome *o, const struct patch *p)
 	rc = thread_reply_body(&text, p);
 	if (rc)
 		goto out;
+	if (text.ptr) /* not what an original pasted below it says */
+		buf_truncate(&text, thread_reply_own_len(text.ptr));
 	thread_detect_bot(p, text.ptr, &bot);
 	if (bot.name && !strcmp(bot.name, "patchwork-bot")) {
 		if (bot.verdict && !strcmp(bot.verdict, "applied"))

@@ -132,11 +132,29 @@ void thread_free(struct thread *t)
 
 /* ---- classification ------------------------------------------------ */
 
+/*
+ * A patch or cover letter posted without the word PATCH ("[RFC 2/9]
+ * foo", "[foo v1 1/6] bar", "[RFC] baz" with a diff): no reply marker,
+ * a bracket prefix that numbers it in a series or marks it RFC, and a
+ * diff (a cover letter, numbered 0, has none).
+ */
+static int unworded_patch(const struct patch *p)
+{
+	const struct subject *s = &p->subject;
+
+	if (s->is_patch || s->reply_depth || s->is_pull)
+		return 0;
+	if (s->number == 0 && s->total > 0)
+		return 1;
+	return (s->is_rfc || s->total > 0) && p->nfiles > 0;
+}
+
 static enum thread_kind classify(const struct patch *p)
 {
 	const struct subject *s = &p->subject;
 
-	if (s->is_patch && !s->reply_depth && !s->is_pull)
+	if ((s->is_patch && !s->reply_depth && !s->is_pull) ||
+	    unworded_patch(p))
 		return s->number == 0 && s->total > 0 ? THREAD_COVER
 						      : THREAD_PATCH;
 	if (s->reply_depth || p->in_reply_to || p->nreferences)

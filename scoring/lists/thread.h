@@ -92,6 +92,12 @@ void thread_analyse_text(struct thread *t, const char *text, size_t len,
 			 struct thread_text *out);
 /* A reply's text: its message and, after "---", its notes. */
 int thread_reply_body(struct buf *out, const struct patch *p);
+/*
+ * How much of a reply's text is the replier's own: all of it but an
+ * original message pasted below without quote markers, as Outlook does
+ * ("-----Original Message-----", or a From:/Sent:/Subject: block).
+ */
+size_t thread_reply_own_len(const char *text);
 
 struct thread_bot {
 	const char *name;    /* "0day", "kernelci", "syzbot",

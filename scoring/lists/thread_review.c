@@ -2,8 +2,9 @@
  * thread_review.c - replies threaded to the patch or cover letter they
  * answer (the nearest known ancestor in In-Reply-To/References), the
  * review acts given on the list ("Reviewed-by:" and the other trailer
- * lines a reply carries unquoted) and the adoption of replies that came
- * before their patch.  Part of thread.c's module (thread_int.h).
+ * lines a reply carries unquoted, but not those of an original pasted
+ * below it, Outlook-style, nor of a patch's own trailer block) and the
+ * adoption of replies that came before their patch.  Part of thread.c's module (thread_int.h).
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -98,32 +99,142 @@ static int store_review(struct thread *t, const struct patch *p,
 	return rc;
 }
 
-/* Trailers given on the list: "Reviewed-by: ..." lines not quoted. */
+/* The end of the line at s (its '\n' or the final NUL). */
+static const char *line_end(const char *s)
+{
+	const char *e = strchr(s, '\n');
+
+	return e ? e : s + strlen(s);
+}
+
+/* Line [s, e) without its indentation starts with key, any case. */
+static int line_has_key(const char *s, const char *e, const char *key)
+{
+	size_t n = strlen(key);
+
+	while (s < e && (*s == ' ' || *s == '\t' || *s == '*'))
+		s++;
+	return (size_t)(e - s) >= n && !strncasecmp(s, key, n);
+}
+
+static int line_blank(const char *s, const char *e)
+{
+	for (; s < e; s++)
+		if (!isspace((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* "-----Original Message-----", any case and number of dashes. */
+static int original_marker(const char *s, const char *e)
+{
+	static const char word[] = "original message";
+
+	while (s < e && (*s == ' ' || *s == '-'))
+		s++;
+	while (e > s && (isspace((unsigned char)e[-1]) || e[-1] == '-'))
+		e--;
+	return (size_t)(e - s) == sizeof(word) - 1 &&
+	       !strncasecmp(s, word, sizeof(word) - 1);
+}
+
+/* A pasted header block at s: From:, then Sent: or Date:, and Subject:. */
+static int pasted_headers(const char *s)
+{
+	const char *e = line_end(s);
+	int when = 0, subject = 0, i;
+
+	if (!line_has_key(s, e, "From:"))
+		return 0;
+	for (i = 0; i < 5 && *e; i++) {
+		s = e + 1;
+		e = line_end(s);
+		when |= line_has_key(s, e, "Sent:") ||
+			line_has_key(s, e, "Date:");
+		subject |= line_has_key(s, e, "Subject:");
+	}
+	return when && subject;
+}
+
+/*
+ * Where the replier's own words end: at an original message pasted
+ * without quote markers, as Outlook does ("-----Original Message-----",
+ * or a From:/Sent:/Subject: block).  What follows is someone else's.
+ */
+size_t thread_reply_own_len(const char *text)
+{
+	const char *s, *e;
+
+	for (s = text; *s; s = *e ? e + 1 : e) {
+		e = line_end(s);
+		if (original_marker(s, e) || pasted_headers(s))
+			return (size_t)(s - text);
+	}
+	return strlen(text);
+}
+
+/*
+ * The paragraph at s holds a Signed-off-by: it is a patch's own trailer
+ * block (pasted, or a fix proposed in the reply), not review acts of
+ * the replier.
+ */
+static int signed_off_paragraph(const char *s)
+{
+	const char *e;
+
+	for (; *s; s = *e ? e + 1 : e) {
+		e = line_end(s);
+		if (line_blank(s, e))
+			return 0;
+		if (line_has_key(s, e, "Signed-off-by:"))
+			return 1;
+	}
+	return 0;
+}
+
+/* Line [s, e) as a review act ("Reviewed-by: ..."), stored when one. */
+static int review_line(struct thread *t, const struct patch *p,
+		       const struct target *tg, const char *s, const char *e)
+{
+	const char *act, *key;
+	size_t i, k, n;
+
+	for (i = 0; s + i < e && (s[i] == ' ' || s[i] == '\t'); i++)
+		;
+	for (k = 0; (act = trailer_reply_act(k, &key)); k++) {
+		n = strlen(key);
+		if ((size_t)(e - s) - i <= n + 1 ||
+		    strncasecmp(s + i, key, n) || s[i + n] != ':')
+			continue;
+		i += n + 1;
+		while (s + i < e && s[i] == ' ')
+			i++;
+		return store_review(t, p, tg, act, s + i, (size_t)(e - s) - i);
+	}
+	return 0;
+}
+
+/*
+ * Trailers given on the list: "Reviewed-by: ..." lines not quoted, but
+ * for a paragraph that is a patch's own trailer block.
+ */
 static int store_reviews(struct thread *t, const struct patch *p,
 			 const char *text, const struct target *tg)
 {
-	const char *s = text, *e, *act, *key;
-	size_t i, k, n;
-	int rc = 0;
+	const char *s = text, *e;
+	int rc = 0, skip = 0, start = 1;
 
 	for (; !rc && s && *s; s = *e ? e + 1 : e) {
-		e = strchr(s, '\n');
-		if (!e)
-			e = s + strlen(s);
-		for (i = 0; s + i < e && (s[i] == ' ' || s[i] == '\t'); i++)
-			;
-		for (k = 0; (act = trailer_reply_act(k, &key)); k++) {
-			n = strlen(key);
-			if ((size_t)(e - s) - i <= n + 1 ||
-			    strncasecmp(s + i, key, n) || s[i + n] != ':')
-				continue;
-			i += n + 1;
-			while (s + i < e && s[i] == ' ')
-				i++;
-			rc = store_review(t, p, tg, act, s + i,
-					  (size_t)(e - s) - i);
-			break;
+		e = line_end(s);
+		if (line_blank(s, e)) {
+			start = 1;
+			continue;
 		}
+		if (start)
+			skip = signed_off_paragraph(s);
+		start = 0;
+		if (!skip)
+			rc = review_line(t, p, tg, s, e);
 	}
 	return rc;
 }
@@ -177,6 +288,8 @@ int thread_add_reply(struct thread *t, const struct patch *p,
 			  &tg);
 	if (!rc)
 		rc = thread_reply_body(&text, p);
+	if (!rc && text.ptr) /* a pasted original is not the reply's */
+		buf_truncate(&text, thread_reply_own_len(text.ptr));
 	if (!rc)
 		rc = insert_reply(t, p, text.ptr, &tg);
 	if (!rc)
