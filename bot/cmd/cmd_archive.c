@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scoring/history/maintainers.h"
 #include "scoring/lists/archive.h"
 #include "scoring/model/listfeat.h"
 #include "bot/cmd/cli.h"
@@ -74,8 +75,34 @@ static int say_cut(const struct archive *a, const char *path,
 	return 1;
 }
 
+/* --maintainers FILE: its M: people may say "applied" with authority. */
+static int set_maintainers(struct archive *a, const char *path)
+{
+	struct buf text = BUF_INIT;
+	struct maint *m = NULL;
+	int rc;
+
+	rc = pt_read_file(&text, path, 64u << 20);
+	if (!rc)
+		rc = maint_parse(&m, text.ptr ? text.ptr : "", text.len, NULL,
+				 NULL);
+	if (rc)
+		rc = pt_error_wrap(rc, "archive import: --maintainers '%s'",
+				   path);
+	if (!rc && !m->n)
+		rc = pt_error_set(PT_EINVAL,
+				  "archive import: --maintainers '%s': no "
+				  "MAINTAINERS section in it",
+				  path);
+	if (!rc)
+		rc = archive_set_maintainers(a, m, path);
+	maint_free(m);
+	buf_free(&text);
+	return rc;
+}
+
 static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
-		      int full)
+		      int full, const char *maintainers)
 {
 	struct archive_opts o;
 	struct archive_result r;
@@ -101,6 +128,8 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 	o.progress = show_progress;
 	o.progress_ctx = &pr;
 	rc = archive_open(&a, db, &o);
+	if (!rc && maintainers)
+		rc = set_maintainers(a, maintainers);
 	for (i = 0; !rc && i < n; i++) {
 		if (!pi) {
 			rc = archive_import_mbox(a, paths[i]);
@@ -131,13 +160,14 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 
 static int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 {
-	const char **paths;
+	const char **paths, *maintainers = NULL;
 	size_t n = 0;
 	int pi = -1, public_inbox = 0, mbox = 0, full = 0, rc;
 	const struct opt opts[] = {
 		OPTION_FLAG(0, "public-inbox", &public_inbox),
 		OPTION_FLAG(0, "mbox", &mbox),
 		OPTION_FLAG(0, "full", &full),
+		OPTION_STRING(0, "maintainers", &maintainers),
 		OPTION_FLAG('q', "quiet", &ctx->quiet),
 		OPTION_END,
 	};
@@ -155,7 +185,7 @@ static int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 		rc = cli_usage("archive", "import needs --public-inbox "
 					  "GITDIR... or --mbox FILE...");
 	if (!rc)
-		rc = run_import(ctx, pi, paths, (int)n, full);
+		rc = run_import(ctx, pi, paths, (int)n, full, maintainers);
 	free(paths);
 	return rc;
 }

@@ -17,8 +17,8 @@ static const struct db_step patchwork_steps[] = {
 	  "CREATE TABLE pw_events_seen ("
 	  " url TEXT NOT NULL, project TEXT NOT NULL, event_id INTEGER NOT NULL,"
 	  " date TEXT NOT NULL, PRIMARY KEY (url, project, event_id));" },
-	/* 14: events that could not be handled, holding the position */
-	{ 14, "CREATE TABLE pw_events_held ("
+	/* 15: events that could not be handled, holding the position */
+	{ 15, "CREATE TABLE pw_events_held ("
 	      " url TEXT NOT NULL, project TEXT NOT NULL, fp INTEGER NOT NULL,"
 	      " first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
 	      " given_up INTEGER NOT NULL DEFAULT 0,"

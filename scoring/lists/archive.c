@@ -9,6 +9,8 @@
  */
 #include "scoring/lists/archive.h"
 
+#include "scoring/history/maintainers.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -516,6 +518,48 @@ int archive_source_cut(const struct archive *a, size_t *nread)
 {
 	*nread = a->src_cut ? a->src_read : 0;
 	return a->src_cut;
+}
+
+static int insert_maintainer(struct db *db, sqlite3_stmt *st, const char *email,
+			     const char *source)
+{
+	int rc;
+
+	sqlite3_bind_text(st, 1, email, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st) == SQLITE_DONE
+		     ? 0
+		     : db_error(db, "storing the maintainers");
+	sqlite3_reset(st);
+	return rc;
+}
+
+int archive_set_maintainers(struct archive *a, const struct maint *m,
+			    const char *source)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i, k;
+	int rc;
+
+	rc = db_begin(a->db);
+	if (!rc)
+		rc = db_exec(a->db, "DELETE FROM list_maintainers");
+	if (!rc)
+		rc = db_prepare(&st, a->db,
+				"INSERT OR IGNORE INTO list_maintainers "
+				"(email, source) VALUES (?, ?)");
+	for (i = 0; !rc && i < m->n; i++)
+		for (k = 0; !rc && k < m->s[i].npeople; k++)
+			if (!m->s[i].is_reviewer[k])
+				rc = insert_maintainer(a->db, st,
+						       m->s[i].people[k],
+						       source);
+	sqlite3_finalize(st);
+	if (rc) {
+		db_rollback(a->db);
+		return rc;
+	}
+	return db_commit(a->db);
 }
 
 int archive_finish(struct archive *a, struct archive_result *out)

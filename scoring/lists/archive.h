@@ -126,6 +126,16 @@ int archive_import_mbox(struct archive *a, const char *path);
  * in full, else 0.
  */
 int archive_source_cut(const struct archive *a, size_t *nread);
+struct maint;
+/*
+ * The maintainers (M: of every section of a MAINTAINERS file, named
+ * source in messages) whose plain "Applied, thanks" makes a posting
+ * applied, as a notice naming the commit does; replaces the set stored
+ * before.  Others' replies count only when they name commits or come
+ * from someone who said "applied" in three threads or more.
+ */
+int archive_set_maintainers(struct archive *a, const struct maint *m,
+			    const char *source);
 /*
  * Recompute outcomes and list labels over everything imported (and any
  * mined history in the database) and give the totals of this import.

@@ -40,6 +40,20 @@ static int exec_all(struct outcome *o, const char *const *sql)
 	" FROM list_notices n JOIN messages m ON m.message_id = " \
 	"n.message_id JOIN patches p ON p.series_id = m.series_id "
 
+/*
+ * Who applies patches: a reply says "applied" with authority only when
+ * it names the commit, or its writer does that in some notice of the
+ * imported lists, or has said "applied" in at least three threads, or
+ * is an M: of the MAINTAINERS given to archive import.  A tester's "I
+ * applied it" once, or a stranger's, makes nothing applied.
+ */
+#define BY_APPLIER                                                          \
+	" AND (n.kind != 'reply' OR n.commit_sha IS NOT NULL OR n.who IN "  \
+	"(SELECT who FROM list_notices WHERE commit_sha IS NOT NULL AND "   \
+	"who IS NOT NULL UNION SELECT who FROM list_notices WHERE who IS "  \
+	"NOT NULL GROUP BY who HAVING count(DISTINCT message_id) >= 3) OR " \
+	"lower(n.who) IN (SELECT email FROM list_maintainers)) "
+
 /* Earliest notice first: INSERT OR IGNORE keeps the first per patch. */
 static const char *const applied_sql[] = {
 	"DELETE FROM posting_outcomes",
@@ -47,23 +61,24 @@ static const char *const applied_sql[] = {
 	/* a bare notice on a patch applies to that patch */
 	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
 		     "n.commit_sha" NOTICE_FROM
-		     "AND p.id = m.patch_id WHERE n.item = 0 "
+		     "AND p.id = m.patch_id WHERE n.item = 0" BY_APPLIER
 		     "ORDER BY n.date",
 	/* a bare notice on the cover letter applies to the whole series */
 	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
 		     "n.commit_sha" NOTICE_FROM "WHERE n.item = 0 AND "
-		     "COALESCE(m.patch_id, 0) = 0 ORDER BY n.date",
+		     "COALESCE(m.patch_id, 0) = 0" BY_APPLIER "ORDER BY n.date",
 	/* listed items: by subject within the series, then by number */
 	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
 		     "n.commit_sha" NOTICE_FROM
 		     "AND p.norm_subject = n.item_subject "
-		     "WHERE n.item > 0 ORDER BY n.date",
+		     "WHERE n.item > 0" BY_APPLIER "ORDER BY n.date",
 	APPLIED_COLS
 	"SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
 	"n.commit_sha" NOTICE_FROM "AND p.number = n.item WHERE n.item > 0 "
 	"AND n.item < 1000 AND NOT EXISTS (SELECT 1 FROM list_notices x "
 	"JOIN patches y ON y.series_id = m.series_id AND y.norm_subject = "
-	"x.item_subject WHERE x.message_id = n.message_id) ORDER BY n.date",
+	"x.item_subject WHERE x.message_id = n.message_id)" BY_APPLIER
+	"ORDER BY n.date",
 	NULL,
 };
 

@@ -106,20 +106,62 @@ static int applied_verb(const struct line *l, size_t *at)
 	return 0;
 }
 
+/*
+ * Where the destination of "applied to the for-next branch of pwm.git
+ * and pushed out as testing for 0-day to poke at it" starts: words
+ * after it name branches and trees ("usb-testing"), not what the
+ * writer did, so they cannot spoil the line.
+ */
+static size_t before_destination(const struct line *l)
+{
+	static const char *const marks[] = { " branch", " pushed out", ".git",
+					     " tree", NULL };
+	const char *const *m;
+	size_t i, k, end = l->n;
+
+	for (m = marks; *m; m++) {
+		k = strlen(*m);
+		for (i = 0; i + k <= end; i++)
+			if (!strncasecmp(l->s + i, *m, k)) {
+				end = i;
+				break;
+			}
+	}
+	return end;
+}
+
+/* w in s[0, n), but not inside a name such as "usb-testing". */
+static int spoils(const char *s, size_t n, const char *w)
+{
+	size_t k = strlen(w), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (!strncasecmp(s + i, w, k) &&
+		    (i == 0 || (s[i - 1] != '-' && s[i - 1] != '/')))
+			return 1;
+	return 0;
+}
+
+/*
+ * An "applied" line a maintainer writes, not a tester's ("I applied
+ * the patch and ran it on my board") nor a condition ("once applied").
+ */
 static int applied_line(struct line l)
 {
 	static const char *const spoil[] = {
-		"not ",	 "n't",	    "on top", "test",	 "locally",
-		"boot",	 "compile", "build",  "cleanly", "if ",
-		"once ", "when ",   NULL,
+		"not ",	   "n't",      "on top",   "test",  "locally", "boot",
+		"compile", "build",    "cleanly",  "if ",   "once ",   "when ",
+		" ran ",   " run ",    "board",	   "tried", "works",   "worked",
+		"machine", "hardware", "my setup", NULL,
 	};
 	const char *const *w;
-	size_t at;
+	size_t at, n;
 
 	if (!applied_verb(&l, &at) || (l.n && l.s[l.n - 1] == '?'))
 		return 0;
+	n = before_destination(&l);
 	for (w = spoil; *w; w++)
-		if (outcome_has_ci(l.s, l.n, *w))
+		if (spoils(l.s, n, *w))
 			return 0;
 	return 1;
 }

@@ -4,7 +4,8 @@
  * mail_reviews), the raw patch mails of lookup.c (mail_raw), the archive
  * import of archive.c (archive_sources, archive_skips) and the outcomes
  * of outcome.c (list_posts, list_asks, list_fixrefs, list_notices,
- * posting_outcomes, posting_labels).  scoring/model reads several.
+ * posting_outcomes, posting_labels, and list_maintainers, who may say
+ * "applied" with authority).  scoring/model reads several.
  */
 #include "scoring/lists/schema.h"
 
@@ -105,6 +106,9 @@ static const struct db_step lists_steps[] = {
 	{ 7, "CREATE TABLE mail_raw ("
 	     " message_id TEXT PRIMARY KEY, raw BLOB NOT NULL,"
 	     " received INTEGER NOT NULL);" },
+	/* 14: who applies patches by the configured MAINTAINERS (M:) */
+	{ 14, "CREATE TABLE list_maintainers ("
+	      " email TEXT PRIMARY KEY, source TEXT NOT NULL);" },
 };
 
 const struct db_schema lists_schema = {

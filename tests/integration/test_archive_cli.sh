@@ -100,6 +100,16 @@ expect_out "read 1 messages from 1 sources: 1 new" \
 	"$bin" --state "$st" archive import --public-inbox "$pi"
 expect_out "read 3 messages from 1 sources: 0 new, 2 already stored, 1 skipped" \
 	"$bin" --state "$st" archive import --full --public-inbox "$pi"
+# Uwe's one "Applied, thanks." names no commit: no authority yet
+expect_out '"applied": 0, "applied_reply": 0' \
+	"$bin" --state "$st" archive stats --json
+expect_err "^error: archive import: --maintainers '$PT_TMP/NOPE': .*No such file" \
+	"$bin" --state "$st" archive import --maintainers "$PT_TMP/NOPE" \
+	--public-inbox "$pi"
+printf 'PWM SUBSYSTEM\nM:\tUwe <uwe@example.org>\nF:\tdrivers/pwm/\n' \
+	>"$PT_TMP/MAINTAINERS"
+expect_out "read 0 messages" "$bin" --state "$st" archive import \
+	--maintainers "$PT_TMP/MAINTAINERS" --public-inbox "$pi"
 expect_out '"applied": 1, "applied_reply": 1' \
 	"$bin" --state "$st" archive stats --json
 expect_out '"skipped": 1, ' "$bin" --state "$st" archive stats --json

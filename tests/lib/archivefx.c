@@ -49,6 +49,7 @@ const char *const AFX_BOB = "Bob Reviewer <bob@example.org>";
 static const char *const CAROL = "Carol Tester <carol@example.org>";
 static const char *const UWE = "Uwe Maintainer <uwe@example.org>";
 static const char *const DAVE = "Dave Fixer <dave@example.org>";
+static const char *const EVE = "Eve Bystander <eve@example.org>";
 
 /*
  * A patch mail with a one-line change to FILE (added line LINE).  Tags
@@ -170,6 +171,14 @@ char **afx_story(size_t *n)
 			    "Fix a comment.\n\nFixes: 0000000 (\"pwm: qux: Add "
 			    "qux\")",
 			    "drivers/pwm/pwm-qux.c", "/* the right words */");
+	/* no authority: a tester's "I applied" on the comment fix, and
+	 * a stranger's "Applied, thanks!" on the revert */
+	m[k++] = afx_text_mail("e1@x", EVE, 23,
+			       "Re: [PATCH] pwm: qux: Fix a comment", "t1@x",
+			       "I applied the patch and ran it on my board.\n");
+	m[k++] = afx_text_mail("e2@x", EVE, 23,
+			       "Re: [PATCH] Revert \"pwm: foo: Use baz\"",
+			       "v1@x", "Applied, thanks!\n");
 	*n = k;
 	return m;
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scoring/history/maintainers.h"
 #include "scoring/lists/archive.h"
 #include "scoring/store/db.h"
 #include "scoring/model/features.h"
@@ -41,13 +42,13 @@ static void test_public_inbox(void **state)
 	afx_build_inbox(f);
 	afx_import_inbox(f, &r);
 	assert_int_equal(r.sources, 2);
-	assert_int_equal(r.messages, 19); /* and one commit without `m` */
+	assert_int_equal(r.messages, 21); /* and one commit without `m` */
 	assert_int_equal(r.deleted, 1);
 	assert_int_equal(r.skipped, 1);
-	assert_int_equal(r.imported, 18);
+	assert_int_equal(r.imported, 20);
 	assert_int_equal(r.patches, 10);
 	assert_int_equal(r.covers, 3);
-	assert_int_equal(r.replies, 5);
+	assert_int_equal(r.replies, 7);
 	afx_assert_q_str(f, "SELECT reason FROM archive_skips",
 			 "no Message-ID");
 	afx_assert_story(f);
@@ -74,7 +75,7 @@ static void test_public_inbox(void **state)
 	assert_int_equal(r.imported, 1);
 	assert_int_equal(archive_stats(&s, f->db), 0);
 	assert_int_equal(s.sources, 2);
-	assert_int_equal(s.messages, 19);
+	assert_int_equal(s.messages, 21);
 	assert_int_equal(s.skipped, 1);
 	assert_int_equal(s.applied, 3);
 	assert_int_equal(s.applied_reply, 3);
@@ -82,11 +83,52 @@ static void test_public_inbox(void **state)
 	assert_int_equal(s.neither, 3);
 	assert_int_equal(s.bugs, 2);
 	assert_int_equal(s.trivial_only, 1);
-	assert_int_equal(s.notices, 2);
+	assert_int_equal(s.notices, 3); /* Eve's has no authority */
 	assert_int_equal(s.versions_linked, 2);
 }
 
 /* Review and process features, as of posting and as of apply. */
+/*
+ * Eve's "Applied, thanks!" on the revert carries no authority (she never
+ * named a commit nor applied in three threads) until a MAINTAINERS file
+ * names her an M:, and only as long as it does.
+ */
+static void test_maintainers(void **state)
+{
+	static const char text[] = "PWM\n"
+				   "M:\tEve Bystander <EVE@example.org>\n"
+				   "R:\tBob Reviewer <bob@example.org>\n"
+				   "F:\tdrivers/pwm/\n";
+	static const char other[] = "PWM\nM:\tUwe <uwe@example.org>\n"
+				    "F:\tdrivers/pwm/\n";
+	struct fx *f = *state;
+	struct archive_result r;
+	struct archive *a;
+	struct maint *m;
+
+	afx_build_inbox(f);
+	afx_import_inbox(f, &r);
+	afx_assert_q_str(f, OUTCOME("v1@x"), "none");
+	assert_int_equal(maint_parse(&m, text, strlen(text), NULL, NULL), 0);
+	assert_int_equal(archive_open(&a, f->db, NULL), 0);
+	assert_int_equal(archive_set_maintainers(a, m, "MAINTAINERS"), 0);
+	assert_int_equal(archive_finish(a, &r), 0);
+	archive_free(a);
+	maint_free(m);
+	afx_assert_q_str(f, OUTCOME("v1@x"), "applied");
+	/* the R: is no maintainer; the M: is stored lowercased */
+	assert_int_equal(afx_q(f, "SELECT count(*) FROM list_maintainers"), 1);
+	/* a tester's "I applied the patch and ran it" stays no notice */
+	afx_assert_q_str(f, OUTCOME("t1@x"), "none");
+	assert_int_equal(maint_parse(&m, other, strlen(other), NULL, NULL), 0);
+	assert_int_equal(archive_open(&a, f->db, NULL), 0);
+	assert_int_equal(archive_set_maintainers(a, m, "MAINTAINERS"), 0);
+	assert_int_equal(archive_finish(a, &r), 0);
+	archive_free(a);
+	maint_free(m);
+	afx_assert_q_str(f, OUTCOME("v1@x"), "none");
+}
+
 static void test_features(void **state)
 {
 	struct fx *f = *state;
@@ -203,6 +245,7 @@ static void test_text_rules(void **state)
 			 "      commit: 0123456789abcdef\n"
 			 "  - [v2,2/2] pwm: a: C\n"
 			 "    https://git.kernel.org/x/c/fedcba9876\n";
+	const char *t;
 	char *s;
 
 	(void)state;
@@ -228,6 +271,17 @@ static void test_text_rules(void **state)
 	assert_false(outcome_says_applied("With this applied, the display "
 					  "works.\n",
 					  38));
+	/* the destination's words do not spoil a maintainer's notice */
+	t = "Applied to the for-next branch of pwm.git and pushed out as "
+	    "testing for 0-day to poke at it.\n";
+	assert_true(outcome_says_applied(t, strlen(t)));
+	t = "Thanks, applied to my usb-testing tree.\n";
+	assert_true(outcome_says_applied(t, strlen(t)));
+	/* a tester's words are not a notice */
+	t = "I applied the patch and ran it on my board.\n";
+	assert_false(outcome_says_applied(t, strlen(t)));
+	t = "I applied this and tried it, works for me.\n";
+	assert_false(outcome_says_applied(t, strlen(t)));
 	assert_int_equal(outcome_parse_items(it, 4, ty, strlen(ty)), 2);
 	assert_int_equal(it[0].number, 1);
 	assert_string_equal(it[0].subject, "pwm: a: B");
@@ -246,6 +300,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_rules),
 		cmocka_unit_test_setup_teardown(test_public_inbox, afx_setup,
+						afx_teardown),
+		cmocka_unit_test_setup_teardown(test_maintainers, afx_setup,
 						afx_teardown),
 		cmocka_unit_test_setup_teardown(test_features, afx_setup,
 						afx_teardown),

@@ -80,9 +80,9 @@ static void import_mbox(struct fx *f, const char *name, int rd, int gz)
 	assert_int_equal(archive_import_mbox(a, path), 0);
 	assert_int_equal(archive_finish(a, &r), 0);
 	archive_free(a);
-	assert_int_equal(r.messages, 19);
+	assert_int_equal(r.messages, 21);
 	assert_int_equal(r.skipped, 1);
-	assert_int_equal(r.imported, 18);
+	assert_int_equal(r.imported, 20);
 	afx_assert_story(f);
 }
 

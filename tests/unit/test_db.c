@@ -260,10 +260,10 @@ static void assert_versions(struct db *db, int base, int bot)
 	assert_int_equal(owner_version(db, "user_version"), base);
 	assert_int_equal(owner_version(db, "scoring/store"), 1);
 	assert_int_equal(owner_version(db, "scoring/history"), 13);
-	assert_int_equal(owner_version(db, "scoring/lists"), 7);
+	assert_int_equal(owner_version(db, "scoring/lists"), 14);
 	assert_int_equal(owner_version(db, "scoring/model"), 12);
 	assert_int_equal(owner_version(db, "bot/outbox"), bot ? 2 : -1);
-	assert_int_equal(owner_version(db, "bot/patchwork"), bot ? 14 : -1);
+	assert_int_equal(owner_version(db, "bot/patchwork"), bot ? 15 : -1);
 	assert_int_equal(owner_version(db, "bot/mail"), bot ? 3 : -1);
 }
 

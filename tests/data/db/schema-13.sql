@@ -60,4 +60,5 @@ CREATE TABLE hist_state ( repo_id INTEGER PRIMARY KEY, tip TEXT, mined_at INTEGE
 CREATE INDEX tags_date ON tags (repo_id, date, ord);
 CREATE TABLE hist_authors ( repo_id INTEGER NOT NULL, author_id INTEGER NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY (repo_id, author_id));
 CREATE TABLE hist_components ( repo_id INTEGER NOT NULL, component TEXT NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY (repo_id, component));
+CREATE TABLE list_maintainers ( email TEXT PRIMARY KEY, source TEXT NOT NULL);
 CREATE TABLE pw_events_held ( url TEXT NOT NULL, project TEXT NOT NULL, fp INTEGER NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, given_up INTEGER NOT NULL DEFAULT 0, met INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (url, project, fp));
