@@ -7,6 +7,7 @@
  */
 #include "bot/mail/reply.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,47 @@ static int set_line(struct tpl_vars *v, const char *name, const char *value)
 	return rc;
 }
 
+/*
+ * Whether a and b read the same in the body: equal but for case and the
+ * runs of spaces, CRs and LFs that set_line() and the wrapper turn into
+ * one space.
+ */
+static int same_line(const char *a, const char *b)
+{
+	for (;;) {
+		int sa = 0, sb = 0;
+
+		while (*a && strchr(" \t\r\n", *a))
+			a++, sa = 1;
+		while (*b && strchr(" \t\r\n", *b))
+			b++, sb = 1;
+		if (!*a || !*b)
+			return !*a && !*b;
+		if (sa != sb ||
+		    tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+		a++, b++;
+	}
+}
+
+/* Index of the first reason before i that reads as reason i, or i. */
+static size_t first_same(const struct reply_in *in, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		if (in->reasons[j].text && in->reasons[i].text &&
+		    same_line(in->reasons[j].text, in->reasons[i].text))
+			return j;
+	return i;
+}
+
+/*
+ * The reasons as the template lists them, each once: a reason that
+ * reads as an earlier one (the same sentence from two sources, or
+ * differing only in case or line breaks) is left out, the earlier,
+ * stronger one kept.
+ */
 static int reasons_vars(struct tpl_vars *v, const struct reply_in *in)
 {
 	struct tpl_vars *it;
@@ -55,6 +97,8 @@ static int reasons_vars(struct tpl_vars *v, const struct reply_in *in)
 	int rc = 0;
 
 	for (i = 0; !rc && i < in->nreasons; i++) {
+		if (first_same(in, i) != i)
+			continue;
 		rc = tpl_list_add(v, "reasons", &it);
 		if (!rc)
 			rc = set_line(it, "text", in->reasons[i].text);

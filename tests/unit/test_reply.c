@@ -7,7 +7,7 @@
  * (DIR/mail/new and the envelope): threading headers, Message-ID,
  * recipients, body; no header injection and header lines within RFC
  * 5322's limits; References bounded however long the thread; the
- * stable note.  Sending (never twice, crashes, TLS, AUTH) is
+ * stable note; each reason listed once.  Sending (never twice, crashes, TLS, AUTH) is
  * test_reply_send.c, the policy test_reply_policy.c; the fixture is
  * tests/lib/replyfx.c.
  */
@@ -417,6 +417,46 @@ static void test_stable_note_suggests_fixes(void **state)
 	patch_free(p);
 }
 
+/*
+ * A reason that reads as an earlier one (the same sentence twice, or but
+ * for case and line breaks) is listed once; a distinct one is kept.
+ */
+static void test_reasons_listed_once(void **state)
+{
+	static const struct reply_reason twice[] = {
+		{ "the touched files had 3 fixes before", "raises" },
+		{ "subject says 'fix'", "raises" },
+		{ "the touched files had 3 fixes before", "raises" },
+		{ "The touched files had 3\r\nfixes  before", "raises" },
+		{ "the touched files had 4 fixes before", "lowers" },
+	};
+	struct patch *p = rfx_load("acme-v2-2.eml");
+	struct reply_in in = rfx_risk_in(0.42);
+	struct reply_out out;
+	char *msg, *env, *flat;
+	const char *at;
+	int n = 0;
+
+	(void)state;
+	in.reasons = twice;
+	in.nreasons = sizeof(twice) / sizeof(*twice);
+	rfx_sent_one(&out, p, &in, &msg, &env);
+	flat = rfx_check_body(msg);
+	for (at = flat; (at = strstr(at, "had 3 fixes before")); at++)
+		n++;
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(flat, "1. the touched files had 3 fixes "
+				     "before (raises) 2. subject says 'fix' "
+				     "(raises) 3. the touched files had 4 "
+				     "fixes before (lowers)"));
+	assert_null(strstr(flat, " 4. "));
+	free(flat);
+	free(msg);
+	free(env);
+	reply_out_clear(&out);
+	patch_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +468,7 @@ int main(void)
 		T(test_long_headers_folded),
 		T(test_many_references_bounded),
 		T(test_stable_note_suggests_fixes),
+		T(test_reasons_listed_once),
 #undef T
 	};
 
