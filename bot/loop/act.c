@@ -22,11 +22,21 @@ static void report(struct act *a, const char *what, const char *text)
 		a->report(a->report_ctx, what, text);
 }
 
+void act_note_auth(struct act_stats *st, int rc)
+{
+	if (rc != PT_EAUTH && (rc || pt_error_last_code() != PT_EAUTH))
+		return;
+	st->auth_failed++;
+	snprintf(st->auth_error, sizeof(st->auth_error), "%s", pt_error_last());
+}
+
 /* Count a failed action and keep its message (the pass's verdict). */
-static void act_failed(char *msg, size_t size, size_t *count)
+static void act_failed(struct act_stats *st, char *msg, size_t size,
+		       size_t *count)
 {
 	(*count)++;
 	snprintf(msg, size, "%s", pt_error_last());
+	act_note_auth(st, 0);
 }
 
 /* ---- checks -------------------------------------------------------- */
@@ -94,7 +104,7 @@ static int post_row(struct act *a, int64_t id, const char *payload,
 	} else {
 		char *err = pt_strdup(pt_error_last());
 
-		act_failed(a->st.check_error, sizeof(a->st.check_error),
+		act_failed(&a->st, a->st.check_error, sizeof(a->st.check_error),
 			   &a->st.checks_failed);
 		log_warn("check %s on %s patch %lld not posted: %s", context,
 			 project, (long long)patch, err ? err : "?");
@@ -431,7 +441,7 @@ int act_reply(struct act *a, const char *series_key, const char *kind,
 	if (!rc)
 		reply_done(a, kind, &o, c[idx].p);
 	else
-		act_failed(a->st.reply_error, sizeof(a->st.reply_error),
+		act_failed(&a->st, a->st.reply_error, sizeof(a->st.reply_error),
 			   &a->st.replies_failed);
 out:
 	reply_out_clear(&o);
@@ -490,7 +500,7 @@ static int flush_row(struct act *a, const struct outbox_row *r)
 		log_info("reply <%s> sent (left intended before)",
 			 r->dedupe_key);
 	} else {
-		act_failed(a->st.reply_error, sizeof(a->st.reply_error),
+		act_failed(&a->st, a->st.reply_error, sizeof(a->st.reply_error),
 			   &a->st.replies_failed);
 		log_warn("reply <%s> not sent: %s", r->dedupe_key,
 			 pt_error_last());

@@ -30,7 +30,16 @@ struct act_stats {
 	size_t replies_sent, replies_already, replies_limited;
 	size_t checks_failed, replies_failed;	 /* attempts that failed */
 	char check_error[256], reply_error[256]; /* the last of each */
+	size_t auth_failed;   /* of any kind: credentials refused (PT_EAUTH) */
+	char auth_error[256]; /* the last of them */
 };
+
+/*
+ * When rc (or, with rc 0, the last error) is PT_EAUTH, count it in st
+ * and keep its message: a refused token or login ends a --once pass
+ * non-zero even when other actions succeeded.
+ */
+void act_note_auth(struct act_stats *st, int rc);
 
 struct act {
 	struct db *db;

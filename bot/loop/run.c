@@ -335,6 +335,7 @@ static void source_error(struct run *r, int rc)
 {
 	r->st.source_errors++;
 	r->last_source_rc = rc;
+	act_note_auth(&r->act.st, rc);
 	snprintf(r->last_error, sizeof(r->last_error), "%s", pt_error_last());
 }
 
@@ -612,14 +613,24 @@ static void reload_if_asked(struct run *r)
 }
 
 /*
- * A pass of --once fails when a kind of action was tried and none of it
- * succeeded: the user must not read exit status 0 after a run in which
- * every reply failed its certificate check.
+ * A pass of --once fails when credentials were refused anywhere (the
+ * Patchwork token, the SMTP or IMAP login), when a source could not be
+ * read (src, its error), or when a kind of action was tried and none of
+ * it succeeded: the user must not read exit status 0 after a run in
+ * which the token was revoked or every reply failed its certificate
+ * check.
  */
-static int once_verdict(const struct run *r)
+static int once_verdict(const struct run *r, int src)
 {
 	const struct act_stats *a = &r->act.st;
 
+	if (a->auth_failed)
+		return pt_error_set(PT_EAUTH,
+				    "authentication refused (%zu times), "
+				    "the last: %s",
+				    a->auth_failed, a->auth_error);
+	if (src) /* a source failed: say which */
+		return pt_error_set(src, "%s", r->last_error);
 	if (a->replies_failed && !a->replies_sent)
 		return pt_error_set(PT_ENET,
 				    "no reply went out: all %zu attempts "
@@ -656,10 +667,8 @@ int run_loop(struct run *r, int (*stop)(void))
 			rc = act_flush(&r->act);
 		if (!rc)
 			rc = mark_pass(r);
-		if (!rc && r->o.once && src) /* a source failed: say which */
-			return pt_error_set(src, "%s", r->last_error);
 		if (!rc && r->o.once)
-			rc = once_verdict(r);
+			rc = once_verdict(r, src);
 		if (rc || r->o.once || stopping(stop))
 			return rc;
 		if (r->o.run_for && time(NULL) - t0 >= r->o.run_for)

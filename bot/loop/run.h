@@ -55,7 +55,9 @@ int run_reload(struct run *r);
 /*
  * Run until stop() (may be NULL) says so, SIGTERM, --once or run_for.
  * SIGHUP (daemon_take_reload) reloads.  Run with once, the pass fails
- * when a source could not be read (its error), or when a kind of action
+ * when credentials were refused anywhere (PT_EAUTH: the Patchwork token,
+ * the SMTP or IMAP login, even if other actions succeeded), when a
+ * source could not be read (its error), or when a kind of action
  * was tried and never succeeded: every reply, every check or every work
  * item failed (the last error of that kind).  Else 0 or a database error.
  */

@@ -555,7 +555,7 @@ static int finish_one(struct run *r, const struct store_item *it, int rc)
 int run_drain(struct run *r, int (*stop)(void))
 {
 	struct store_item it;
-	size_t n;
+	size_t n, auth;
 	int rc = 0;
 
 	for (n = 0; n < RUN_DRAIN_MAX; n++) {
@@ -568,7 +568,11 @@ int run_drain(struct run *r, int (*stop)(void))
 		}
 		if (rc)
 			return rc;
-		rc = finish_one(r, &it, work_one(r, &it));
+		auth = r->act.st.auth_failed;
+		rc = work_one(r, &it);
+		if (r->act.st.auth_failed == auth) /* not counted by act.c */
+			act_note_auth(&r->act.st, rc);
+		rc = finish_one(r, &it, rc);
 		store_item_clear(&it);
 		if (rc)
 			return rc;
