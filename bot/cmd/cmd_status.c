@@ -25,6 +25,12 @@ static long long num(const json_t *o, const char *k)
 	return (long long)json_integer_value(json_object_get(o, k));
 }
 
+/* A state as people read it: 'skipped' checks were on the server. */
+static const char *state_text(const char *state)
+{
+	return strcmp(state, "skipped") ? state : "already-there";
+}
+
 static void print_counts(const json_t *arr, const char *title)
 {
 	const json_t *it;
@@ -32,8 +38,8 @@ static void print_counts(const json_t *arr, const char *title)
 
 	printf("%s:%s\n", title, json_array_size(arr) ? "" : " none");
 	json_array_foreach (arr, i, it)
-		printf("  %-14s %-10s %lld\n", str(it, "kind"),
-		       str(it, "state"), num(it, "count"));
+		printf("  %-14s %-13s %lld\n", str(it, "kind"),
+		       state_text(str(it, "state")), num(it, "count"));
 }
 
 static void print_text(const json_t *s)

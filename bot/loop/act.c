@@ -92,8 +92,11 @@ static int post_row(struct act *a, int64_t id, const char *payload,
 		rc = pw_check_post(a->pw, patch, state, context, desc, NULL,
 				   &posted, &cid);
 	if (!rc) {
+		/* found on the server: not sent by this state (status) */
 		snprintf(ref, sizeof(ref), "%lld", (long long)cid);
-		rc = store_outbox_set(a->db, id, OUTBOX_SENT, ref, NULL);
+		rc = store_outbox_set(a->db, id,
+				      posted ? OUTBOX_SENT : OUTBOX_SKIPPED,
+				      ref, NULL);
 		if (posted)
 			a->st.checks_posted++;
 		else
@@ -163,13 +166,14 @@ static int payload_same(const struct act *a, const char *payload,
 
 /*
  * Whether this database knows every check it set on the patch in this
- * context: revisions 1..rev all in the outbox and sent.  Then the server
- * can hold a check of ours with this text only as one of those, and the
- * post needs no read of the patch's checks first.  *same gets the remote
- * id of the newest sent revision when it has this state and description
- * (fresh): an older one with the text is not what Patchwork shows.
- * Revision 0 (nothing set here yet) is never known: the state may be new
- * while the server is not.
+ * context: revisions 1..rev all in the outbox, sent or found on the
+ * server ('skipped').  Then the server can hold a check of ours with
+ * this text only as one of those, and the post needs no read of the
+ * patch's checks first.  *same gets the remote id of the newest
+ * revision when it has this state and description (fresh): an older
+ * one with the text is not what Patchwork shows.  Revision 0 (nothing
+ * set here yet) is never known: the state may be new while the server
+ * is not.
  */
 static int history_known(struct act *a, const char *project, int64_t patch_id,
 			 const char *context, long rev, const char *state,
@@ -192,8 +196,9 @@ static int history_known(struct act *a, const char *project, int64_t patch_id,
 			rc = store_outbox_get(a->db, k.ptr, &row);
 		if (rc == PT_ENOTFOUND)
 			rc = 0;
-		if (rc || row.state != OUTBOX_SENT || !row.remote_ref ||
-		    !strcmp(row.remote_ref, "dry-run")) {
+		if (rc ||
+		    (row.state != OUTBOX_SENT && row.state != OUTBOX_SKIPPED) ||
+		    !row.remote_ref || !strcmp(row.remote_ref, "dry-run")) {
 			outbox_row_clear(&row);
 			break;
 		}
@@ -217,8 +222,8 @@ static int history_known(struct act *a, const char *project, int64_t patch_id,
 
 /*
  * The outbox row and the new "last" in one transaction; the row starts
- * as initial ('sending' when it is posted right after, 'sent' with ref
- * when the server has it already).
+ * as initial ('sending' when it is posted right after, 'skipped' with
+ * ref when the server has it already).
  */
 static int record_check(struct act *a, const struct policy_subsys *s,
 			const char *lastkey, const char *last,
@@ -281,7 +286,7 @@ int act_check(struct act *a, const struct policy_subsys *s, const char *project,
 		rc = history_known(a, project, patch_id, context, rev, state,
 				   description, &known, &same);
 	if (!rc && same)
-		initial = OUTBOX_SENT;
+		initial = OUTBOX_SKIPPED; /* on the server already */
 	else if (!rc && a->pw && !a->dry_run)
 		initial = OUTBOX_SENDING;
 	if (!rc)

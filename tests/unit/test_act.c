@@ -3,7 +3,8 @@
  * stand-in and a real SQLite state file: a check is posted once per
  * change of its text, a text seen before is posted again when it is not
  * the newest one (Patchwork shows the newest check of a context), and a
- * new state directory does not duplicate what the server already has.
+ * new state directory does not duplicate what the server already has
+ * (its outbox row says 'skipped': found there, not sent).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include "bot/loop/act.h"
 #include "scoring/store/db.h"
 #include "bot/patchwork/patchwork.h"
+#include "bot/outbox/store.h"
 #include "pwsim.h"
 #include "bot/cmd/schema.h"
 
@@ -74,6 +76,20 @@ static void check(struct act *a, int64_t patch, const char *state,
 	assert_int_equal(act_check(a, &s, "test", patch, CTX, state, desc), 0);
 }
 
+/* The outbox state of revision rev of patch 3's check. */
+static enum outbox_state row_state(struct act *a, long rev)
+{
+	struct outbox_row r;
+	enum outbox_state st;
+	char key[128];
+
+	snprintf(key, sizeof(key), "check/test/3/%s/%ld", CTX, rev);
+	assert_int_equal(store_outbox_get(a->db, key, &r), 0);
+	st = r.state;
+	outbox_row_clear(&r);
+	return st;
+}
+
 static void test_check_texts(void **state)
 {
 	char dir[] = "/tmp/pt-act-XXXXXX", path[64], got[512];
@@ -108,9 +124,16 @@ static void test_check_texts(void **state)
 	check(&a, 3, "warning", "p(bug) 0.41");
 	assert_int_equal(a.st.checks_reconciled, 1);
 	assert_int_equal(a.st.checks_posted, 0);
+	/* found, not sent: `status` must not count it as sent */
+	assert_int_equal(row_state(&a, 1), OUTBOX_SKIPPED);
 	check(&a, 3, "success", "p(bug) 0.05");
 	assert_int_equal(a.st.checks_posted, 1);
-	assert_int_equal(checks_of(a.pw, 3, got, sizeof(got)), 4);
+	assert_int_equal(row_state(&a, 2), OUTBOX_SENT);
+	/* back to the first text: known history, posted (A, B, A) */
+	check(&a, 3, "warning", "p(bug) 0.41");
+	assert_int_equal(a.st.checks_posted, 2);
+	assert_int_equal(row_state(&a, 3), OUTBOX_SENT);
+	assert_int_equal(checks_of(a.pw, 3, got, sizeof(got)), 5);
 	close_act(&a);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/state.db-wal", dir);
