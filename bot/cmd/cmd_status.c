@@ -1,7 +1,7 @@
 /*
  * cmd_status.c - `patchtriage status [--json]`: where the bot is (its
  * lock, the event stream and folder positions), what waits (the queue),
- * what it did today and its last errors, from bot/loop/status.c.  Text for
+ * what it did today and its current errors, from bot/loop/status.c.  Text for
  * people, --json for monitoring.  It creates no state: a state database
  * that is not there is an error.
  */
@@ -42,6 +42,25 @@ static void print_counts(const json_t *arr, const char *title)
 		       state_text(str(it, "state")), num(it, "count"));
 }
 
+/* "older errors: N work items, M actions" when any was left out. */
+static void print_older(const json_t *arr)
+{
+	const json_t *it;
+	long long work = 0, act = 0;
+	size_t i;
+
+	json_array_foreach (arr, i, it) {
+		if (!strcmp(str(it, "of"), "work"))
+			work = num(it, "count");
+		else
+			act = num(it, "count");
+	}
+	if (work || act)
+		printf("older errors (not listed: the same source worked "
+		       "since): %lld work items, %lld actions\n",
+		       work, act);
+}
+
 static void print_text(const json_t *s)
 {
 	const json_t *d = json_object_get(s, "daemon"), *it;
@@ -72,6 +91,7 @@ static void print_text(const json_t *s)
 	json_array_foreach (json_object_get(s, "action_errors"), i, it)
 		printf("action error: %s %s (%s): %s\n", str(it, "kind"),
 		       str(it, "key"), str(it, "state"), str(it, "error"));
+	print_older(json_object_get(s, "older_errors"));
 }
 
 int cmd_status(int argc, char **argv, struct cli_ctx *ctx)

@@ -3,9 +3,11 @@
  * database alone (no network): whether a bot holds the state's lock, the
  * position in each Patchwork project's event stream and in each IMAP
  * folder, the work queue by kind and state, the actions of the day (UTC)
- * by kind and state, the most recent errors of work items and of
- * outgoing actions, and how many checks and replies were left out for
- * the patch's age.  One JSON object; the CLI prints it or a text view.
+ * by kind and state (a check found on Patchwork already is 'skipped',
+ * not 'sent'), the most recent current errors of work items and of
+ * outgoing actions (an error older than the last success of its family
+ * is only counted), and how many checks and replies were left out for the
+ * patch's age.  One JSON object; the CLI prints it or a text view.
  */
 #include "bot/loop/status.h"
 
@@ -129,14 +131,45 @@ static const struct {
 	{ "actions_today", "SELECT kind, state, count(*) AS count FROM outbox"
 			   " WHERE created >= ?1 GROUP BY kind, state"
 			   " ORDER BY kind, state" },
-	{ "work_errors", "SELECT kind, key, state, attempts, last_error AS"
-			 " error, updated FROM work_queue WHERE last_error"
-			 " IS NOT NULL ORDER BY updated DESC, id DESC"
-			 " LIMIT 10" },
-	{ "action_errors", "SELECT kind, dedupe_key AS key, state, last_error"
-			   " AS error, updated FROM outbox WHERE last_error"
-			   " IS NOT NULL ORDER BY updated DESC, id DESC"
-			   " LIMIT 10" },
+	/*
+	 * Current errors only.  A kind's family is its name up to the first
+	 * '-' (pw-series and pw-patch: Patchwork; reply-risk and
+	 * reply-stable: SMTP), the peer an error most likely came from.  An
+	 * error is current unless work (an action) of its family finished
+	 * (was sent, or found on the server) after the error was recorded;
+	 * older ones are only counted (older_errors).
+	 */
+	{ "work_errors",
+	  "WITH ok AS (SELECT substr(kind, 1, instr(kind || '-', '-') - 1)"
+	  " AS family, max(updated) AS t FROM work_queue WHERE state = 'done'"
+	  " GROUP BY family)"
+	  " SELECT w.kind, w.key, w.state, w.attempts, w.last_error AS error,"
+	  " w.updated FROM work_queue w LEFT JOIN ok ON ok.family ="
+	  " substr(w.kind, 1, instr(w.kind || '-', '-') - 1)"
+	  " WHERE w.last_error IS NOT NULL AND w.updated >= coalesce(ok.t, 0)"
+	  " ORDER BY w.updated DESC, w.id DESC LIMIT 10" },
+	{ "action_errors",
+	  "WITH ok AS (SELECT substr(kind, 1, instr(kind || '-', '-') - 1)"
+	  " AS family, max(updated) AS t FROM outbox WHERE state IN ('sent',"
+	  " 'skipped') AND last_error IS NULL GROUP BY family)"
+	  " SELECT o.kind, o.dedupe_key AS key, o.state, o.last_error AS error,"
+	  " o.updated FROM outbox o LEFT JOIN ok ON ok.family ="
+	  " substr(o.kind, 1, instr(o.kind || '-', '-') - 1)"
+	  " WHERE o.last_error IS NOT NULL AND o.updated >= coalesce(ok.t, 0)"
+	  " ORDER BY o.updated DESC, o.id DESC LIMIT 10" },
+	{ "older_errors",
+	  "WITH wok AS (SELECT substr(kind, 1, instr(kind || '-', '-') - 1)"
+	  " AS family, max(updated) AS t FROM work_queue WHERE state = 'done'"
+	  " GROUP BY family),"
+	  " aok AS (SELECT substr(kind, 1, instr(kind || '-', '-') - 1)"
+	  " AS family, max(updated) AS t FROM outbox WHERE state IN ('sent',"
+	  " 'skipped') AND last_error IS NULL GROUP BY family)"
+	  " SELECT 'work' AS of, count(*) AS count FROM work_queue w JOIN wok"
+	  " ON wok.family = substr(w.kind, 1, instr(w.kind || '-', '-') - 1)"
+	  " WHERE w.last_error IS NOT NULL AND w.updated < wok.t"
+	  " UNION ALL SELECT 'actions', count(*) FROM outbox o JOIN aok"
+	  " ON aok.family = substr(o.kind, 1, instr(o.kind || '-', '-') - 1)"
+	  " WHERE o.last_error IS NOT NULL AND o.updated < aok.t" },
 };
 
 /* What the bot left out for age, over every pass of this state. */
