@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bot/sys/log.h"
+#include "bot/outbox/policy.h"
 #include "bot/outbox/store.h"
 
 static void report(struct act *a, const char *what, const char *text)
@@ -374,6 +375,26 @@ static int take_slot(struct act *a, const char *slot,
 	return 0;
 }
 
+/*
+ * A reply a dry run reported, kept as "dry-reply-KIND" with ref
+ * "dry-run": it counts towards the dry run's rate limit
+ * (policy_rate_ok_dry()) and is never sent, nor counted as sent.
+ */
+static void dry_recorded(struct act *a, const char *kind,
+			 const struct reply_out *o)
+{
+	struct buf k = BUF_INIT;
+	int64_t id;
+
+	if (o->message_id &&
+	    !buf_addf(&k, "%sreply-%s", POLICY_DRY_PREFIX, kind) &&
+	    !store_outbox_intend(a->db, k.ptr, o->message_id, o->subsystem,
+				 "dry-run", o->message, &id))
+		store_outbox_set(a->db, id, OUTBOX_SENT, "dry-run", NULL);
+	pt_error_clear();
+	buf_free(&k);
+}
+
 static void reply_done(struct act *a, const char *kind,
 		       const struct reply_out *o, const struct patch *p)
 {
@@ -388,16 +409,7 @@ static void reply_done(struct act *a, const char *kind,
 		break;
 	case REPLY_DRY_RUN:
 		report(a, "reply", o->message);
-		if (o->message_id) {
-			int64_t id;
-
-			if (!store_outbox_intend(a->db, "reply-dry-run",
-						 o->message_id, o->subsystem,
-						 "dry-run", o->message, &id))
-				store_outbox_set(a->db, id, OUTBOX_SENT,
-						 "dry-run", NULL);
-			pt_error_clear();
-		}
+		dry_recorded(a, kind, o);
 		break;
 	case REPLY_ALREADY:
 		a->st.replies_already++;

@@ -360,6 +360,38 @@ static int send_once(struct reply_out *out, const struct policy *pol,
 	return rc;
 }
 
+/*
+ * What a dry run says of a built reply, as the real run would decide:
+ * already sent when the outbox has it past intended; when it has it
+ * not at all, rate limited when the subsystem's hourly limit is used
+ * up by sent replies and the dry run's own (policy_rate_ok_dry()); else
+ * REPLY_DRY_RUN.
+ */
+static int dry_status(struct reply_out *out, const struct policy_subsys *s,
+		      struct db *db, const char *kind)
+{
+	struct outbox_row row;
+	int rc, ok = 1;
+
+	out->status = REPLY_DRY_RUN;
+	if (!db)
+		return 0;
+	memset(&row, 0, sizeof(row));
+	rc = store_outbox_get(db, out->message_id, &row);
+	if (!rc && row.state != OUTBOX_INTENDED)
+		out->status = REPLY_ALREADY;
+	outbox_row_clear(&row);
+	if (rc != PT_ENOTFOUND) {
+		pt_error_clear();
+		return 0;
+	}
+	pt_error_clear();
+	rc = policy_rate_ok_dry(s, db, kind, (int64_t)time(NULL), &ok);
+	if (!rc && !ok)
+		out->status = REPLY_RATE_LIMITED;
+	return rc;
+}
+
 int reply_for_patch(struct reply_out *out, const struct policy *pol,
 		    const struct smtp_opts *smtp, struct db *db,
 		    const struct patch *p, const struct reply_in *in,
@@ -367,7 +399,6 @@ int reply_for_patch(struct reply_out *out, const struct policy *pol,
 {
 	const struct policy_subsys *s = NULL;
 	struct buf kind = BUF_INIT;
-	struct outbox_row row;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -376,18 +407,10 @@ int reply_for_patch(struct reply_out *out, const struct policy *pol,
 	rc = reply_build(out, pol, s, p, in);
 	if (!rc)
 		rc = outbox_kind(&kind, in);
-	if (!rc && (dry_run || pol->dry_run || !smtp)) {
-		memset(&row, 0, sizeof(row));
-		out->status =
-			db && !store_outbox_get(db, out->message_id, &row) &&
-					row.state != OUTBOX_INTENDED
-				? REPLY_ALREADY
-				: REPLY_DRY_RUN;
-		outbox_row_clear(&row);
-		pt_error_clear();
-	} else if (!rc) {
+	if (!rc && (dry_run || pol->dry_run || !smtp))
+		rc = dry_status(out, s, db, kind.ptr);
+	else if (!rc)
 		rc = send_once(out, pol, s, smtp, db, kind.ptr);
-	}
 	buf_free(&kind);
 	if (rc) {
 		enum reply_status st = out->status;

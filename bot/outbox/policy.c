@@ -357,6 +357,29 @@ int policy_rate_ok(const struct policy_subsys *s, struct db *db,
 	return rc;
 }
 
+int policy_rate_ok_dry(const struct policy_subsys *s, struct db *db,
+		       const char *kind, int64_t now, int *ok)
+{
+	struct buf dry = BUF_INIT;
+	long n = 0, m = 0;
+	int rc;
+
+	*ok = 1;
+	if (s->rate_limit <= 0)
+		return 0;
+	rc = buf_addf(&dry, "%s%s", POLICY_DRY_PREFIX, kind);
+	if (!rc)
+		rc = store_outbox_count_since(db, s->name, kind, now - 3600,
+					      &n);
+	if (!rc)
+		rc = store_outbox_count_since(db, s->name, dry.ptr, now - 3600,
+					      &m);
+	if (!rc)
+		*ok = n + m < s->rate_limit;
+	buf_free(&dry);
+	return rc;
+}
+
 /* ---- recipients ---------------------------------------------------- */
 
 struct addrs {

@@ -62,6 +62,21 @@ int policy_rate_ok(const struct policy_subsys *s, struct db *db,
 		   const char *kind, int64_t now, int *ok);
 
 /*
+ * The outbox kind of an action a dry run (run --dry-run, policy.dry-run)
+ * only reports: POLICY_DRY_PREFIX and the real kind ("dry-reply-risk").
+ * Never sent, never counted as sent by `status`.
+ */
+#define POLICY_DRY_PREFIX "dry-"
+
+/*
+ * policy_rate_ok() for a dry run: the actions it reported (kind
+ * "dry-" KIND) count with those really sent, so that a dry run is rate
+ * limited where the real run would be.
+ */
+int policy_rate_ok_dry(const struct policy_subsys *s, struct db *db,
+		       const char *kind, int64_t now, int *ok);
+
+/*
  * Recipients of a reply: To (the author) and Cc (list, maintainers of
  * the touched files, other addresses), NULL-terminated, de-duplicated,
  * bare addresses.  Free with config_strv_free().
