@@ -84,9 +84,10 @@ static int conf_projects(struct run_conf *c, const char *main_project)
 
 /*
  * run.since, else run.backlog-hours (default 0: now) before now, as
- * Patchwork dates: a first start takes no backlog unless asked to.
+ * Patchwork dates: a first start takes no backlog unless asked to, from
+ * Patchwork's events (conf_patchwork()) nor IMAP folders (conf_mail()).
  */
-static int conf_since(struct run_conf *c)
+static int conf_since_text(struct run_conf *c)
 {
 	char tmp[32];
 	long hours;
@@ -112,6 +113,19 @@ static int conf_since(struct run_conf *c)
 	return c->since ? 0 : PT_ENOMEM;
 }
 
+/* c->since, and as seconds (since_secs) for a first IMAP sync. */
+static int conf_since(struct run_conf *c)
+{
+	int rc = conf_since_text(c);
+
+	if (!rc && pw_parse_date(c->since, &c->since_secs, NULL))
+		rc = pt_error_set(PT_EINVAL,
+				  "config '%s': run.since '%s' is not a "
+				  "date: give YYYY-MM-DDTHH:MM:SS (UTC)",
+				  config_path(c->cfg), c->since);
+	return rc;
+}
+
 static int conf_patchwork(struct run_conf *c)
 {
 	char *url = NULL, *project = NULL;
@@ -127,8 +141,6 @@ static int conf_patchwork(struct run_conf *c)
 			 "certificate is not checked");
 	if (!rc)
 		rc = conf_projects(c, project);
-	if (!rc)
-		rc = conf_since(c);
 	free(project);
 	return rc;
 }
@@ -144,6 +156,7 @@ static int conf_mail(struct run_conf *c)
 		c->have_imap = !rc;
 		if (!rc)
 			log_register_secret(c->imap.password);
+		c->imap.first_since = c->since_secs; /* a folder's first sync */
 	}
 	free(url);
 	url = NULL;
@@ -208,6 +221,8 @@ static int conf_load(struct run_conf *c, const char *path)
 	rc = config_open(&c->cfg, path);
 	if (!rc)
 		rc = policy_load(&c->pol, c->cfg);
+	if (!rc)
+		rc = conf_since(c);
 	if (!rc)
 		rc = conf_patchwork(c);
 	if (!rc)
@@ -514,6 +529,10 @@ static int poll_imap(struct run *r)
 		return rc;
 	}
 	r->imap_backoff = 0;
+	if (st.old) /* a first sync: the backlog is not read */
+		log_info("imap: %zu messages older than run.since left on "
+			 "first syncs",
+			 st.old);
 	if (st.fetched)
 		log_info("imap: %zu new messages (%zu skipped, %zu resyncs)",
 			 st.fetched, st.skipped, st.resyncs);

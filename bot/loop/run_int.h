@@ -24,7 +24,8 @@ struct run_conf {
 	struct policy *pol;
 	struct pw *pw;
 	char **projects; /* NULL-terminated */
-	char *since;	 /* first poll of a project */
+	char *since;	 /* first poll of a project, first sync of a folder */
+	int64_t since_secs; /* the same, seconds */
 	int have_imap;
 	struct imap_opts imap;
 	int have_smtp;

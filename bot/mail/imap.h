@@ -37,6 +37,13 @@ struct imap_opts {
 	long poll_interval; /* seconds between polls without IDLE */
 	long backoff_max;   /* reconnect backoff cap, seconds */
 	char *account;	    /* key in imap_folders: user@host:port */
+	/*
+	 * A folder's first sync (no position stored yet) takes only mail
+	 * that arrived (INTERNALDATE) at or after this time, seconds since
+	 * the epoch, and records the folder's end as its position; 0: the
+	 * whole folder.  Not from [imap]: the daemon sets it (run.since).
+	 */
+	int64_t first_since;
 };
 
 /*
@@ -67,9 +74,13 @@ struct imap_stats {
 	size_t skipped; /* over max_message_size */
 	size_t bytes;
 	size_t resyncs; /* UIDVALIDITY changes seen */
+	size_t old;	/* first sync: arrived before first_since, left */
 };
 
-/* Fetch everything new in folder and give it to cb, oldest first. */
+/*
+ * Fetch everything new in folder and give it to cb, oldest first; on the
+ * folder's first sync only what arrived since o->first_since.
+ */
 int imap_sync_folder(struct imap *s, struct db *db, const char *folder,
 		     imap_msg_cb cb, void *ctx, struct imap_stats *st);
 

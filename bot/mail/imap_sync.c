@@ -2,8 +2,11 @@
  * imap_sync.c - the sync of one folder: its position (UIDVALIDITY and
  * the last UID handled) in imap_folders, the UID FETCH of the sizes and
  * then, in batches, of the bodies of what is new, each handed to the
- * callback in UID order.  A UIDVALIDITY change restarts the folder from
- * UID 1; the callback's store deduplicates by Message-ID, so what was
+ * callback in UID order.  A folder's first sync takes only what arrived
+ * (INTERNALDATE) since o->first_since and moves the position over the
+ * rest, so a first start reads no backlog and later syncs go on from
+ * the folder's end.  A UIDVALIDITY change restarts the folder from UID
+ * 1; the callback's store deduplicates by Message-ID, so what was
  * handled before is not handled again.
  */
 #include "bot/mail/imap.h"
@@ -79,14 +82,36 @@ static int pos_save(struct db *db, const char *acct, const char *folder,
 struct uid_size {
 	uint32_t uid;
 	uint32_t size;
+	int old; /* first sync: arrived before first_since */
 };
 
 struct fetched {
 	uint32_t uid;
 	uint32_t size;
+	int64_t arrived; /* INTERNALDATE, seconds; 0: not given */
 	const char *body;
 	size_t body_len;
 };
+
+/* An IMAP date-time ("06-Dec-2026 03:19:14 +0100") as seconds, UTC. */
+static int64_t date_secs(const struct mailimap_date_time *d)
+{
+	struct tm tm;
+	int z;
+
+	if (!d || d->dt_year < 1970 || d->dt_month < 1 || d->dt_month > 12)
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = d->dt_year - 1900;
+	tm.tm_mon = d->dt_month - 1;
+	tm.tm_mday = d->dt_day;
+	tm.tm_hour = d->dt_hour;
+	tm.tm_min = d->dt_min;
+	tm.tm_sec = d->dt_sec;
+	z = d->dt_zone < 0 ? -d->dt_zone : d->dt_zone; /* HHMM */
+	z = (z / 100) * 3600 + (z % 100) * 60;
+	return (int64_t)timegm(&tm) - (d->dt_zone < 0 ? -z : z);
+}
 
 static void msg_att_read(struct mailimap_msg_att *ma, struct fetched *f)
 {
@@ -104,6 +129,8 @@ static void msg_att_read(struct mailimap_msg_att *ma, struct fetched *f)
 			f->uid = a->att_data.att_uid;
 		else if (a->att_type == MAILIMAP_MSG_ATT_RFC822_SIZE)
 			f->size = a->att_data.att_rfc822_size;
+		else if (a->att_type == MAILIMAP_MSG_ATT_INTERNALDATE)
+			f->arrived = date_secs(a->att_data.att_internal_date);
 		else if (a->att_type == MAILIMAP_MSG_ATT_BODY_SECTION &&
 			 a->att_data.att_body_section) {
 			f->body = a->att_data.att_body_section->sec_body_part;
@@ -119,9 +146,12 @@ static int cmp_uid(const void *a, const void *b)
 	return x->uid < y->uid ? -1 : x->uid > y->uid;
 }
 
-/* UID and size of every message above last, sorted by UID. */
-static int list_new(struct imap *s, uint32_t last, struct uid_size **out,
-		    size_t *n)
+/*
+ * UID and size of every message above last, sorted by UID; with since,
+ * each marked old when it arrived before since (or gives no date).
+ */
+static int list_new(struct imap *s, uint32_t last, int64_t since,
+		    struct uid_size **out, size_t *n)
 {
 	struct mailimap_fetch_type *ft;
 	struct mailimap_set *set;
@@ -139,6 +169,9 @@ static int list_new(struct imap *s, uint32_t last, struct uid_size **out,
 		ft, mailimap_fetch_att_new_uid());
 	mailimap_fetch_type_new_fetch_att_list_add(
 		ft, mailimap_fetch_att_new_rfc822_size());
+	if (since)
+		mailimap_fetch_type_new_fetch_att_list_add(
+			ft, mailimap_fetch_att_new_internaldate());
 	r = mailimap_uid_fetch(s->h, set, ft, &res);
 	mailimap_fetch_type_free(ft);
 	mailimap_set_free(set);
@@ -160,6 +193,7 @@ static int list_new(struct imap *s, uint32_t last, struct uid_size **out,
 		}
 		v = nv;
 		v[cnt].uid = f.uid;
+		v[cnt].old = since && f.arrived < since;
 		v[cnt++].size = f.size;
 	}
 	mailimap_fetch_list_free(res);
@@ -180,6 +214,7 @@ struct sync {
 	const char *folder;
 	uint32_t validity;
 	uint32_t last;
+	int64_t since; /* the folder's first sync: o->first_since */
 	imap_msg_cb cb;
 	void *ctx;
 	struct imap_stats *st;
@@ -287,10 +322,27 @@ static int check_validity(struct sync *y)
 		y->last = 0;
 		return pos_save(y->db, y->s->o->account, y->folder, cur, 0);
 	}
-	if (!stored)
+	if (!stored) {
+		y->since = y->s->o->first_since;
 		return pos_save(y->db, y->s->o->account, y->folder, cur,
 				y->last);
+	}
 	return 0;
+}
+
+/*
+ * Move the position over the run of old messages at v[*i] (a first
+ * sync's backlog) in one write; they are never offered.
+ */
+static int pass_old(struct sync *y, const struct uid_size *v, size_t n,
+		    size_t *i)
+{
+	while (*i < n && v[*i].old) {
+		y->last = v[(*i)++].uid;
+		y->st->old++;
+	}
+	return pos_save(y->db, y->s->o->account, y->folder, y->validity,
+			y->last);
 }
 
 static int sync_list(struct sync *y, const struct uid_size *v, size_t n)
@@ -299,6 +351,10 @@ static int sync_list(struct sync *y, const struct uid_size *v, size_t n)
 	int rc = 0;
 
 	while (!rc && i < n) {
+		if (v[i].old) {
+			rc = pass_old(y, v, n, &i);
+			continue;
+		}
 		if (v[i].size > y->s->o->max_message_size) {
 			log_warn("imap: folder '%s' uid %u: %u bytes is over "
 				 "imap.max-message-size (%zu); skipped",
@@ -313,7 +369,7 @@ static int sync_list(struct sync *y, const struct uid_size *v, size_t n)
 		}
 		start = i;
 		bytes = 0;
-		while (i < n && i - start < IMAP_FETCH_BATCH &&
+		while (i < n && i - start < IMAP_FETCH_BATCH && !v[i].old &&
 		       v[i].size <= y->s->o->max_message_size &&
 		       (bytes == 0 ||
 			bytes + v[i].size <= IMAP_FETCH_BATCH_BYTES))
@@ -344,7 +400,7 @@ int imap_sync_folder(struct imap *s, struct db *db, const char *folder,
 	if (!rc)
 		rc = check_validity(&y);
 	if (!rc)
-		rc = list_new(s, y.last, &v, &n);
+		rc = list_new(s, y.last, y.since, &v, &n);
 	if (!rc)
 		rc = sync_list(&y, v, n);
 	free(v);
