@@ -1,8 +1,9 @@
 /*
  * test_reply_policy.c - what bot/outbox/policy.c lets through, seen at
  * a real SMTP sink (the fixture is tests/lib/replyfx.c): opt-in,
- * actions, thresholds, the rate limit per kind, dry runs, and the stable
- * note only for a fix without "Cc: stable".
+ * actions, thresholds, the rate limit per kind, dry runs (rate limited
+ * as real ones), and the stable note only for a fix without "Cc:
+ * stable".
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,6 +104,49 @@ static void test_dry_run_sends_nothing(void **state)
 	patch_free(p);
 }
 
+static enum reply_status dry_status(const char *eml, const char *kind)
+{
+	struct patch *p = rfx_load(eml);
+	struct reply_in in = rfx_risk_in(0.7);
+	struct reply_out out;
+	struct smtp_opts o;
+	enum reply_status st;
+
+	in.kind = kind;
+	rfx_smtp_opts(&o, "plain");
+	assert_int_equal(reply_for_patch(&out, E.pol, &o, E.db, p, &in, 1), 0);
+	st = out.status;
+	reply_out_clear(&out);
+	smtp_opts_clear(&o);
+	patch_free(p);
+	return st;
+}
+
+/*
+ * A dry run is rate limited as the real run would be: by the replies
+ * sent and by those it reported itself (kind "dry-reply-KIND", as
+ * bot/loop/act.c keeps them).  pwm's limit is one an hour per kind.
+ */
+static void test_dry_run_rate_limited(void **state)
+{
+	int64_t id;
+
+	(void)state;
+	assert_int_equal(dry_status("pwm-1.eml", "risk"), REPLY_DRY_RUN);
+	assert_int_equal(store_outbox_intend(E.db, "dry-reply-risk",
+					     "<dry-1@example.org>", "pwm",
+					     "dry-run", "x", &id),
+			 0);
+	assert_int_equal(store_outbox_set(E.db, id, OUTBOX_SENT, "dry-run",
+					  NULL),
+			 0);
+	assert_int_equal(dry_status("pwm-2.eml", "risk"), REPLY_RATE_LIMITED);
+	/* per kind, and a real reply sent counts too */
+	expect_status("pwm-2.eml", "stable", 0.7, REPLY_SENT);
+	assert_int_equal(dry_status("pwm-1.eml", "stable"), REPLY_RATE_LIMITED);
+	assert_int_equal(smtpsim_count(&E.plain), 1);
+}
+
 /* Fixes: with an ordinary Cc: still lacks the stable tag. */
 static void test_stable_note_only_without_cc_stable(void **state)
 {
@@ -130,6 +174,7 @@ int main(void)
 		T(test_policy_opt_in_action_threshold),
 		T(test_policy_rate_limit),
 		T(test_dry_run_sends_nothing),
+		T(test_dry_run_rate_limited),
 		T(test_stable_note_only_without_cc_stable),
 #undef T
 	};
