@@ -220,6 +220,21 @@ struct sync {
 	struct imap_stats *st;
 };
 
+/*
+ * The folder's position after a message.  A first sync with since
+ * saves it only once, at its end (imap_sync_folder()): a first sync cut
+ * short leaves no position and is done again as a first sync, rather
+ * than resumed as an ordinary one that would read the backlog; what it
+ * handled comes again and is deduplicated by Message-ID.
+ */
+static int pos_step(struct sync *y)
+{
+	if (y->since)
+		return 0;
+	return pos_save(y->db, y->s->o->account, y->folder, y->validity,
+			y->last);
+}
+
 static int handle_one(struct sync *y, const struct fetched *f)
 {
 	int rc;
@@ -230,8 +245,7 @@ static int handle_one(struct sync *y, const struct fetched *f)
 	y->st->fetched++;
 	y->st->bytes += f->body_len;
 	y->last = f->uid;
-	return pos_save(y->db, y->s->o->account, y->folder, y->validity,
-			y->last);
+	return pos_step(y);
 }
 
 /* Fetch the bodies of v[0..n) (already filtered by size), in UID order. */
@@ -322,18 +336,14 @@ static int check_validity(struct sync *y)
 		y->last = 0;
 		return pos_save(y->db, y->s->o->account, y->folder, cur, 0);
 	}
-	if (!stored) {
-		y->since = y->s->o->first_since;
+	y->since = stored ? 0 : y->s->o->first_since;
+	if (!stored && !y->since)
 		return pos_save(y->db, y->s->o->account, y->folder, cur,
 				y->last);
-	}
 	return 0;
 }
 
-/*
- * Move the position over the run of old messages at v[*i] (a first
- * sync's backlog) in one write; they are never offered.
- */
+/* Move the position over the run of old messages at v[*i]: never offered. */
 static int pass_old(struct sync *y, const struct uid_size *v, size_t n,
 		    size_t *i)
 {
@@ -341,8 +351,7 @@ static int pass_old(struct sync *y, const struct uid_size *v, size_t n,
 		y->last = v[(*i)++].uid;
 		y->st->old++;
 	}
-	return pos_save(y->db, y->s->o->account, y->folder, y->validity,
-			y->last);
+	return pos_step(y);
 }
 
 static int sync_list(struct sync *y, const struct uid_size *v, size_t n)
@@ -362,8 +371,7 @@ static int sync_list(struct sync *y, const struct uid_size *v, size_t n)
 				 y->s->o->max_message_size);
 			y->st->skipped++;
 			y->last = v[i].uid;
-			rc = pos_save(y->db, y->s->o->account, y->folder,
-				      y->validity, y->last);
+			rc = pos_step(y);
 			i++;
 			continue;
 		}
@@ -403,6 +411,8 @@ int imap_sync_folder(struct imap *s, struct db *db, const char *folder,
 		rc = list_new(s, y.last, y.since, &v, &n);
 	if (!rc)
 		rc = sync_list(&y, v, n);
+	if (!rc && y.since) /* a first sync, done: from here on incremental */
+		rc = pos_save(db, s->o->account, folder, y.validity, y.last);
 	free(v);
 	return rc;
 }
