@@ -246,9 +246,10 @@ static void test_pasted_original(void **state)
 	assert_int_equal(q(f, "SELECT count(*) FROM mail_reviews WHERE "
 			      "reply_msgid = 'outlook-2@example.com'"),
 			 1);
-	assert_int_equal(q(f, "SELECT count(*) FROM mail_reviews WHERE "
-			      "reply_msgid = 'outlook-2@example.com' AND kind = "
-			      "'Reviewed-by' AND email = 'out@example.com'"),
+	assert_int_equal(q(f,
+			   "SELECT count(*) FROM mail_reviews WHERE "
+			   "reply_msgid = 'outlook-2@example.com' AND kind = "
+			   "'Reviewed-by' AND email = 'out@example.com'"),
 			 1);
 	assert_int_equal(q(f, "SELECT count(*) FROM mail_reviews WHERE "
 			      "reply_msgid = 'paste-2@example.com'"),
