@@ -54,16 +54,23 @@ void store_item_clear(struct store_item *it)
 int store_enqueue(struct db *db, const char *kind, const char *key,
 		  const char *payload)
 {
+	return store_enqueue_at(db, kind, key, payload, 0);
+}
+
+int store_enqueue_at(struct db *db, const char *kind, const char *key,
+		     const char *payload, int64_t not_before)
+{
 	sqlite3_stmt *st;
 	int64_t now = time(NULL);
 	int rc;
 
 	rc = db_prepare(&st, db,
-			"INSERT INTO work_queue (kind, key, payload, created,"
-			" updated) VALUES (?1, ?2, ?3, ?4, ?4)"
+			"INSERT INTO work_queue (kind, key, payload,"
+			" not_before, created, updated)"
+			" VALUES (?1, ?2, ?3, ?5, ?4, ?4)"
 			" ON CONFLICT(kind, key) DO UPDATE SET"
 			" payload = excluded.payload, updated = ?4,"
-			" attempts = 0, not_before = 0, last_error = NULL,"
+			" attempts = 0, not_before = ?5, last_error = NULL,"
 			" state = CASE WHEN state = 'running' THEN 'rerun'"
 			" ELSE 'pending' END");
 	if (rc)
@@ -72,7 +79,31 @@ int store_enqueue(struct db *db, const char *kind, const char *key,
 	sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, payload, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, now);
+	sqlite3_bind_int64(st, 5, not_before);
 	return step_done(db, st, "queueing work");
+}
+
+int store_pending(struct db *db, const char *kind, const char *key,
+		  int *pending)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*pending = 0;
+	rc = db_prepare(&st, db,
+			"SELECT 1 FROM work_queue WHERE kind = ?1 AND"
+			" key = ?2 AND state IN ('pending', 'rerun')");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	*pending = rc == SQLITE_ROW;
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
+		     ? 0
+		     : db_error(db, "reading the queue");
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int store_claim(struct db *db, int64_t now, struct store_item *out)

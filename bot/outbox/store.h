@@ -33,6 +33,12 @@ void store_item_clear(struct store_item *it);
  */
 int store_enqueue(struct db *db, const char *kind, const char *key,
 		  const char *payload);
+/* store_enqueue, due at not_before (seconds since the epoch). */
+int store_enqueue_at(struct db *db, const char *kind, const char *key,
+		     const char *payload, int64_t not_before);
+/* *pending is 1 when (kind, key) is queued to run (again). */
+int store_pending(struct db *db, const char *kind, const char *key,
+		  int *pending);
 /* Claim the oldest ready item (state pending, not_before <= now). */
 int store_claim(struct db *db, int64_t now, struct store_item *out);
 /* Done (or pending again when re-queued meanwhile); its error is cleared. */

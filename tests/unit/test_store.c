@@ -105,6 +105,46 @@ static void test_backoff_and_give_up(void **state)
 	assert_int_equal(failed, 1);
 }
 
+/*
+ * An item due later (a series' wait): not claimed before, pending all
+ * the while, moved by a later patch; re-queued while running, it runs
+ * again when due, not at once.
+ */
+static void test_due_later(void **state)
+{
+	struct store_item it;
+	int64_t now = time(NULL);
+	int pending;
+
+	(void)state;
+	assert_int_equal(store_enqueue_at(db, "pw-wait", "n/1", NULL, now + 60),
+			 0);
+	assert_int_equal(store_pending(db, "pw-wait", "n/1", &pending), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(store_pending(db, "pw-wait", "n/2", &pending), 0);
+	assert_int_equal(pending, 0);
+	assert_int_equal(store_claim(db, now + 59, &it), PT_ENOTFOUND);
+	assert_int_equal(store_enqueue_at(db, "pw-wait", "n/1", NULL, now + 90),
+			 0);
+	assert_int_equal(store_claim(db, now + 60, &it), PT_ENOTFOUND);
+	assert_int_equal(store_claim(db, now + 90, &it), 0);
+	assert_int_equal(store_pending(db, "pw-wait", "n/1", &pending), 0);
+	assert_int_equal(pending, 0); /* running */
+	assert_int_equal(store_enqueue_at(db, "pw-wait", "n/1", "2", now + 200),
+			 0);
+	assert_int_equal(store_pending(db, "pw-wait", "n/1", &pending), 0);
+	assert_int_equal(pending, 1); /* to run again */
+	assert_int_equal(store_finish(db, it.id), 0);
+	store_item_clear(&it);
+	assert_int_equal(store_claim(db, now + 199, &it), PT_ENOTFOUND);
+	assert_int_equal(store_claim(db, now + 200, &it), 0);
+	assert_string_equal(it.payload, "2");
+	assert_int_equal(store_finish(db, it.id), 0);
+	store_item_clear(&it);
+	assert_int_equal(store_pending(db, "pw-wait", "n/1", &pending), 0);
+	assert_int_equal(pending, 0);
+}
+
 /* status lists a retried item's error only until the item is done */
 static void test_error_gone_when_done(void **state)
 {
@@ -207,6 +247,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rescore_while_running,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_and_give_up, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_due_later, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_error_gone_when_done,
 						setup, teardown),
