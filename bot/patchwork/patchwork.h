@@ -147,6 +147,12 @@ int pw_series_fetch(struct pw *pw, int64_t id, struct pw_series **out);
  */
 int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out);
 /*
+ * pw_series_fetch_mails, reading the mails of the patches present while
+ * the series is not complete: what a series that never completes (a
+ * cross-posting the list got part of) is scored from.
+ */
+int pw_series_fetch_present(struct pw *pw, int64_t id, struct pw_series **out);
+/*
  * What pw_series_fetch follows in a /series/ID/ document: the patches'
  * ids in order (*ids fresh, NULL when there are none) and the cover
  * letter's id (*cover_id 0 when there is none).  A patch or cover

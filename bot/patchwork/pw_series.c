@@ -339,7 +339,9 @@ static int series_mails(struct pw *pw, struct pw_series *s)
 	return rc;
 }
 
-int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
+/* pw_series_fetch_mails; present: the patches of an incomplete one too. */
+static int fetch_mails(struct pw *pw, int64_t id, int present,
+		       struct pw_series **out)
 {
 	struct pw_series *s;
 	int64_t *ids = NULL, cover;
@@ -351,7 +353,9 @@ int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
 	if (!rc && cover)
 		s->cover =
 			json_incref(json_object_get(s->json, "cover_letter"));
-	if (rc || !n || !json_is_true(json_object_get(s->json, "received_all")))
+	if (rc || !n ||
+	    (!present &&
+	     !json_is_true(json_object_get(s->json, "received_all"))))
 		goto out;
 	s->patches = pt_calloc(n, sizeof(*s->patches));
 	if (!s->patches) {
@@ -370,4 +374,14 @@ out:
 	}
 	*out = s;
 	return 0;
+}
+
+int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
+{
+	return fetch_mails(pw, id, 0, out);
+}
+
+int pw_series_fetch_present(struct pw *pw, int64_t id, struct pw_series **out)
+{
+	return fetch_mails(pw, id, 1, out);
 }
