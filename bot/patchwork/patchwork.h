@@ -161,6 +161,12 @@ int pw_series_fetch_present(struct pw *pw, int64_t id, struct pw_series **out);
 int pw_series_ids(int64_t **ids, size_t *n, int64_t *cover_id,
 		  const json_t *series);
 void pw_series_free(struct pw_series *s);
+/*
+ * The patches whose Message-ID is msgid (angles optional), in every
+ * project the server has (the API's msgid filter, 1.2 and later; a
+ * cross-posted patch is one per project): *out a fresh array.
+ */
+int pw_patches_by_msgid(struct pw *pw, const char *msgid, json_t **out);
 int pw_patch_fetch(struct pw *pw, int64_t id, struct pw_patch *out);
 void pw_patch_clear(struct pw_patch *p);
 

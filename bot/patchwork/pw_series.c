@@ -2,7 +2,8 @@
  * pw_series.c - Patchwork series and patches (see patchwork.h): the
  * documents a series names, each patch's mbox (through its redirect)
  * parsed into a struct patch, or only the mails, split from the series
- * mbox and matched to their patches by Message-ID.
+ * mbox and matched to their patches by Message-ID; and the patches that
+ * have a Message-ID, for the mail path.
  */
 #include "bot/patchwork/patchwork.h"
 
@@ -384,4 +385,33 @@ int pw_series_fetch_mails(struct pw *pw, int64_t id, struct pw_series **out)
 int pw_series_fetch_present(struct pw *pw, int64_t id, struct pw_series **out)
 {
 	return fetch_mails(pw, id, 1, out);
+}
+
+/* ---- a patch by Message-ID ----------------------------------------- */
+
+int pw_patches_by_msgid(struct pw *pw, const char *msgid, json_t **out)
+{
+	struct buf b = BUF_INIT;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	n = msgid ? strlen(msgid) : 0;
+	if (n >= 2 && msgid[0] == '<' && msgid[n - 1] == '>') {
+		msgid++;
+		n -= 2;
+	}
+	if (!n)
+		return pt_error_set(PT_EINVAL, "no Message-ID to look up");
+	rc = buf_add(&b, "patches/?msgid=", 15);
+	if (!rc) {
+		char *id = pt_strndup(msgid, n);
+
+		rc = id ? pw_url_encode(&b, id) : PT_ENOMEM;
+		free(id);
+	}
+	if (!rc)
+		rc = pw_get_list(pw, b.ptr, out);
+	buf_free(&b);
+	return rc;
 }
