@@ -16,7 +16,8 @@ from a data directory:
                   content/diff split, comments on the patch or cover
                   they reply to)
 
-Usage: pw_standin.py --data DIR --port-file F [--record F] [--delay-ms N]
+Usage: pw_standin.py --data DIR --port-file F [--record F] [--hold REGEX]
+                     [--delay-ms N]
                      [--fail-next N] [--rate-limit-next N --retry-after S]
                      [--truncate-next N] [--html-next N] [--reset-next N]
 
@@ -32,7 +33,12 @@ Faults can be set at run time too: POST /__control__ with a JSON object
  own URL: hostile answers such as a Link to self or a foreign redirect),
  "match": "substring of the path the faults apply to",
  "method": "POST" (only that method), "clear": true,
- "import": "<raw mail>", "freeze_clock": "2026-12-03T07:00:00" | null}.
+ "import": "<raw mail>" with "events": false (stored without events, as
+ if the bot's position were past them), "hold": "regex" | null (mails
+ whose Message-ID matches are held back, as a list that got only part
+ of a cross-posted series: their series stays incomplete, received_all
+ false, no series-completed), "release": true (import what was held),
+ "freeze_clock": "2026-12-03T07:00:00" | null}.
 GET /__control__ returns the counters.  --record appends one JSON line per
 request but those to /__control__ (method, path, headers with the
 Authorization value masked).
@@ -396,6 +402,13 @@ class Store:
         self.cover_comments_of = {}
         self.frozen = None
         self.last_time = None
+        # mails whose Message-ID matches hold (a regex) are kept aside,
+        # as if the list never gave them to Patchwork (a series
+        # cross-posted to lists of which this one got a part): their
+        # series stay incomplete until released
+        self.hold = None
+        self.held = []
+        self.quiet = False        # import without events
 
     # time of an event: now, strictly increasing unless frozen
     def now(self):
@@ -431,6 +444,8 @@ class Store:
         return p
 
     def event(self, project, category, actor=None, **payload):
+        if self.quiet:
+            return None
         e = {'id': len(self.events) + 1, 'category': category,
              'project': project, 'date': self.now(), 'actor': actor,
              'payload': payload}
@@ -476,9 +491,27 @@ class Store:
         for ref in find_references(mail) + [msgid]:
             self.series_refs.setdefault((project['id'], ref), series)
 
-    def import_mail(self, raw):
+    def import_mail(self, raw, events=True):
         with self.lock:
-            return self._import(raw)
+            if self.hold and self.held_id(raw):
+                self.held.append(raw)
+                return None
+            self.quiet = not events
+            try:
+                return self._import(raw)
+            finally:
+                self.quiet = False
+
+    def held_id(self, raw):
+        if isinstance(raw, str):
+            raw = raw.encode('utf-8')
+        mail = email.message_from_bytes(raw)
+        return re.search(self.hold, (mail.get('Message-ID') or '').strip())
+
+    def release(self):
+        with self.lock:
+            held, self.held, self.hold = self.held, [], None
+        return [self.import_mail(raw) for raw in held]
 
     def _import(self, raw):
         if isinstance(raw, str):
@@ -1112,9 +1145,18 @@ class Handler(BaseHTTPRequestHandler):
                 with store.lock:
                     store.frozen = (parse_iso(req['freeze_clock'])
                                     if req['freeze_clock'] else None)
+            if 'hold' in req:
+                with store.lock:
+                    store.hold = req['hold'] or None
             if 'import' in req:
-                obj = store.import_mail(req['import'])
+                obj = store.import_mail(req['import'],
+                                        req.get('events', True))
                 out['imported'] = obj['id'] if obj else None
+            if req.get('release'):
+                out['released'] = [o['id'] if o else None
+                                   for o in store.release()]
+            with store.lock:
+                out['held'] = len(store.held)
             with faults_lock:
                 out.update(faults)
             return self.send(200, json.dumps(out))
@@ -1496,10 +1538,11 @@ class QuietServer(ThreadingHTTPServer):
         ThreadingHTTPServer.handle_error(self, request, client_address)
 
 
-def load(datadir):
+def load(datadir, hold=None):
     with open(os.path.join(datadir, 'data.json')) as f:
         data = json.load(f)
     st = Store(data)
+    st.hold = hold
     maildir = os.path.join(datadir, data.get('mail_dir', 'mail'))
     if os.path.isdir(maildir):
         for name in sorted(os.listdir(maildir)):
@@ -1516,6 +1559,8 @@ def main():
     ap.add_argument('--port', type=int, default=0)
     ap.add_argument('--port-file')
     ap.add_argument('--record')
+    ap.add_argument('--hold', help='hold back the mails whose Message-ID '
+                    'matches this regex: their series never complete')
     for k in ('delay-ms', 'fail-next', 'rate-limit-next', 'retry-after',
               'truncate-next', 'html-next', 'reset-next'):
         ap.add_argument('--' + k, type=int)
@@ -1524,7 +1569,7 @@ def main():
     # mail waits a switch interval (5 ms by default) each time it gives
     # it up; a shorter one keeps the answers' latency near their CPU
     sys.setswitchinterval(0.0005)
-    store = load(args.data)
+    store = load(args.data, args.hold)
     record_file = args.record
     for k in ('delay_ms', 'fail_next', 'rate_limit_next', 'retry_after',
               'truncate_next', 'html_next', 'reset_next'):
