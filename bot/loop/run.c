@@ -198,18 +198,25 @@ static void conf_warnings(const struct run_conf *c)
 		log_warn("config '%s': %s", config_path(c->cfg), *w);
 }
 
-/* reply.max-age (3) and check.max-age (14), in days, as seconds. */
+/*
+ * reply.max-age (3) and check.max-age (14), in days, as seconds;
+ * run.series-wait in seconds (30 minutes, at most a week).
+ */
 static int conf_ages(struct run_conf *c)
 {
-	long reply = 3, check = 14;
+	long reply = 3, check = 14, wait = 1800;
 	int rc;
 
 	rc = config_get_int_range(c->cfg, "reply.max-age", 3, 1, 36500, &reply);
 	if (!rc)
 		rc = config_get_int_range(c->cfg, "check.max-age", 14, 1, 36500,
 					  &check);
+	if (!rc)
+		rc = config_get_int_range(c->cfg, "run.series-wait", 1800, 1,
+					  7 * 86400L, &wait);
 	c->reply_max_age = (int64_t)reply * 86400;
 	c->check_max_age = (int64_t)check * 86400;
+	c->series_wait = wait;
 	return rc;
 }
 
@@ -380,6 +387,9 @@ static int on_event(const struct pw_event *ev, void *ctx)
 		id = ev->cover_id;
 	}
 	pc->r->st.events++;
+	if (!strcmp(ev->category, "patch-created") && ev->patch_id > 0)
+		return run_queue_series_wait(pc->r, pc->project, ev->patch_id,
+					     ev->time);
 	if (!kind || id <= 0)
 		return 0;
 	rc = buf_addf(&key, "%s/%lld", pc->project, (long long)id);

@@ -33,6 +33,7 @@ struct run_conf {
 	git_repository *repo; /* run.repo, for blame; may be NULL */
 	long poll_interval, max_attempts;
 	int64_t reply_max_age, check_max_age; /* seconds */
+	int64_t series_wait;		      /* run.series-wait, seconds */
 };
 
 struct run {
@@ -63,5 +64,13 @@ struct run {
  * the drain.
  */
 int run_drain(struct run *r, int (*stop)(void));
+
+/*
+ * A patch of project arrived (Patchwork's patch-created, at time t):
+ * queue "pw-wait" for it, due run.series-wait later, in case its series
+ * never completes.
+ */
+int run_queue_series_wait(struct run *r, const char *project, int64_t patch_id,
+			  int64_t t);
 
 #endif

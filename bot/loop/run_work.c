@@ -5,7 +5,9 @@
  * check descriptions: the path `score` takes too) and hands the results
  * to bot/loop/act.c.  Queue kinds: "pw-series" (key "PROJECT/ID"),
  * "pw-patch" and "pw-cover" (a comment on patch or cover letter ID:
- * re-score its series) and "mail-series" (key: the thread's series id).
+ * re-score its series), "pw-wait" (key "PROJECT/PATCH": run.series-wait
+ * after a patch arrived, its series if it never completed, checks
+ * only) and "mail-series" (key: the thread's series id).
  * The passes that fill the queue are run.c's.
  */
 #include "bot/loop/run.h"
@@ -202,19 +204,38 @@ static int series_replies(struct run *r, struct scored *s, size_t n,
 	return rc;
 }
 
-/* Checks per patch, then the series' replies. */
-static int act_on_series(struct run *r, struct scored *s, size_t n,
-			 const char *key, const char *project)
+/* The suggested Fixes: line of a likely fix, unless it has one. */
+static int fixes_if_fix(struct run *r, struct scored *s)
+{
+	const struct triage_score *fix = &s->v.res.task[TRIAGE_FIX];
+
+	if (!s->sub || s->fixes || !fix->have ||
+	    fix->p < s->sub->stable_threshold)
+		return 0;
+	return suggest_fixes(r, s);
+}
+
+/* Checks per patch. */
+static int series_checks(struct run *r, struct scored *s, size_t n,
+			 const char *project)
 {
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; !rc && i < n; i++)
-		if (s[i].sub && s[i].v.res.task[TRIAGE_FIX].have &&
-		    s[i].v.res.task[TRIAGE_FIX].p >= s[i].sub->stable_threshold)
-			rc = suggest_fixes(r, &s[i]);
+		rc = fixes_if_fix(r, &s[i]);
 	for (i = 0; !rc && i < n; i++)
 		rc = patch_checks(r, &s[i], project);
+	return rc;
+}
+
+/* Checks per patch, then the series' replies. */
+static int act_on_series(struct run *r, struct scored *s, size_t n,
+			 const char *key, const char *project)
+{
+	int rc;
+
+	rc = series_checks(r, s, n, project);
 	if (!rc)
 		rc = series_replies(r, s, n, key, project);
 	if (!rc || rc == PT_EAGAIN)
@@ -264,6 +285,7 @@ static char *work_key(const char *project, int64_t id)
  * Queued comments on the series' patches and cover letter need no re-score
  * of their own: they were on the server when the series was read (the
  * loop polls only between work items), so its mbox had their trailers.
+ * Nor do its patches' waits ("pw-wait"): the series is complete.
  */
 static int skip_comment_work(struct run *r, const struct pw_series *ps,
 			     const char *project)
@@ -293,12 +315,46 @@ static int skip_comment_work(struct run *r, const struct pw_series *ps,
 		if (!wrc && ck)
 			wrc = store_skip(r->db, "pw-cover",
 					 (const char *const *)&ck, 1);
+		if (!wrc) /* complete and scored: no wait for it to complete */
+			wrc = store_skip(r->db, "pw-wait",
+					 (const char *const *)keys, n);
 		rc = db_release(r->db, "skip_comments", own, wrc);
 	}
 	for (i = 0; i < n; i++)
 		free(keys[i]);
 	free(keys);
 	free(ck);
+	return rc;
+}
+
+/*
+ * Score the patches of ps that have mails onto s (ps->npatches long),
+ * *n of them; s borrows ps's patches.  Patchwork's date of each is the
+ * series document's.
+ */
+static int score_pw_patches(struct run *r, const struct pw_series *ps,
+			    const char *project, struct scored *s, size_t *n)
+{
+	const json_t *list = json_object_get(ps->json, "patches");
+	size_t i;
+	int rc = 0;
+
+	*n = 0;
+	for (i = 0; !rc && i < ps->npatches; i++) {
+		const json_t *j = ps->patches[i].json;
+
+		if (!ps->patches[i].parsed)
+			continue;
+		if (!j)
+			j = json_array_get(list, i);
+		s[*n].p = ps->patches[i].parsed;
+		s[*n].pw_id = ps->patches[i].id;
+		if (pw_parse_date(json_string_value(json_object_get(j, "date")),
+				  &s[*n].pw_date, NULL))
+			pt_error_clear(); /* no date: the patch's own counts */
+		rc = score_patch(r, &s[*n], project);
+		*n += !rc;
+	}
 	return rc;
 }
 
@@ -324,18 +380,7 @@ static int work_pw_series(struct run *r, const char *project, int64_t id)
 		rc = PT_ENOMEM;
 		goto out;
 	}
-	for (i = 0; !rc && i < ps->npatches; i++) {
-		if (!ps->patches[i].parsed)
-			continue;
-		s[n].p = ps->patches[i].parsed;
-		s[n].pw_id = ps->patches[i].id;
-		if (pw_parse_date(json_string_value(json_object_get(
-					  ps->patches[i].json, "date")),
-				  &s[n].pw_date, NULL))
-			pt_error_clear(); /* no date: the patch's own counts */
-		rc = score_patch(r, &s[n], project);
-		n += !rc;
-	}
+	rc = score_pw_patches(r, ps, project, s, &n);
 	if (!rc)
 		rc = act_on_series(r, s, n, key, project);
 	if (!rc || rc == PT_EAGAIN) {
@@ -391,6 +436,144 @@ static int work_pw_parent(struct run *r, const char *project, const char *what,
 	}
 	json_decref(j);
 	buf_free(&path);
+	return rc;
+}
+
+/* ---- series that never complete ----------------------------------- */
+
+int run_queue_series_wait(struct run *r, const char *project, int64_t patch_id,
+			  int64_t t)
+{
+	char *key = work_key(project, patch_id);
+	int rc;
+
+	if (!key)
+		return PT_ENOMEM;
+	if (t <= 0)
+		t = time(NULL);
+	rc = store_enqueue_at(r->db, "pw-wait", key, NULL,
+			      t + r->c.series_wait);
+	free(key);
+	return rc;
+}
+
+/*
+ * 1 in *later when a patch of the series (its "patches" list) other than
+ * self still has its wait queued: it arrived later, and its item scores
+ * the series once it is due.
+ */
+static int later_wait(struct run *r, const char *project, const json_t *series,
+		      int64_t self, int *later)
+{
+	const json_t *it;
+	size_t i;
+	int rc = 0;
+
+	*later = 0;
+	json_array_foreach (json_object_get(series, "patches"), i, it) {
+		json_int_t id = json_integer_value(json_object_get(it, "id"));
+		char *key;
+
+		if (id <= 0 || id == self)
+			continue;
+		key = work_key(project, id);
+		rc = key ? store_pending(r->db, "pw-wait", key, later)
+			 : PT_ENOMEM;
+		free(key);
+		if (rc || *later)
+			break;
+	}
+	return rc;
+}
+
+/*
+ * The patches present of a series that did not complete within
+ * run.series-wait after its last patch: each scored on its own, with
+ * its checks.  No reply: a reply speaks for the whole series and is
+ * sent once per series and kind, so one about a part would stand for
+ * the series if it completes; checks are per patch, and a re-score when
+ * it completes updates them.
+ */
+static int score_incomplete(struct run *r, const char *project, int64_t sid)
+{
+	struct pw_series *ps = NULL;
+	struct scored *s = NULL;
+	size_t i, n = 0;
+	int rc;
+
+	rc = pw_series_fetch_present(r->c.pw, sid, &ps);
+	if (rc)
+		return rc;
+	s = pt_calloc(ps->npatches ? ps->npatches : 1, sizeof(*s));
+	rc = s ? score_pw_patches(r, ps, project, s, &n) : PT_ENOMEM;
+	if (!rc && n)
+		log_info("series %lld of %s is not complete %llds after its "
+			 "last patch: %zu of its patches scored on their own",
+			 (long long)sid, project, (long long)r->c.series_wait,
+			 n);
+	if (!rc)
+		rc = series_checks(r, s, n, project);
+	if (!rc)
+		r->st.series_scored += n > 0;
+	for (i = 0; s && i < n; i++)
+		scored_clear(&s[i]);
+	free(s);
+	pw_series_free(ps);
+	return rc;
+}
+
+/* One series of a patch whose wait is over. */
+static int wait_series(struct run *r, const char *project, int64_t sid,
+		       int64_t self)
+{
+	struct buf path = BUF_INIT;
+	json_t *j = NULL;
+	int rc, later = 0;
+
+	rc = buf_addf(&path, "series/%lld/", (long long)sid);
+	if (!rc)
+		rc = pw_get_json(r->c.pw, path.ptr, &j);
+	buf_free(&path);
+	if (rc)
+		return rc;
+	if (json_is_true(json_object_get(j, "received_all"))) {
+		log_debug("series %lld of %s is complete: series-completed "
+			  "scores it",
+			  (long long)sid, project);
+	} else {
+		rc = later_wait(r, project, j, self, &later);
+		if (!rc && !later)
+			rc = score_incomplete(r, project, sid);
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* "pw-wait": run.series-wait after patch id arrived. */
+static int work_pw_wait(struct run *r, const char *project, int64_t id)
+{
+	struct buf path = BUF_INIT;
+	json_t *j = NULL, *it;
+	size_t i;
+	int rc;
+
+	rc = buf_addf(&path, "patches/%lld/", (long long)id);
+	if (!rc)
+		rc = pw_get_json(r->c.pw, path.ptr, &j);
+	buf_free(&path);
+	if (rc == PT_ENOTFOUND) { /* deleted meanwhile: nothing to wait for */
+		log_info("%s patch %lld: %s", project, (long long)id,
+			 pt_error_last());
+		pt_error_clear();
+		return 0;
+	}
+	json_array_foreach (json_object_get(j, "series"), i, it) {
+		json_int_t sid = json_integer_value(json_object_get(it, "id"));
+
+		if (!rc && sid > 0)
+			rc = wait_series(r, project, sid, id);
+	}
+	json_decref(j);
 	return rc;
 }
 
@@ -489,6 +672,8 @@ static int work_one(struct run *r, const struct store_item *it)
 		rc = work_pw_parent(r, project, "patches", id);
 	else if (!rc && !strcmp(it->kind, "pw-cover"))
 		rc = work_pw_parent(r, project, "covers", id);
+	else if (!rc && !strcmp(it->kind, "pw-wait"))
+		rc = work_pw_wait(r, project, id);
 	else if (!rc)
 		rc = pt_error_set(PT_EINVAL, "unknown work kind '%s'",
 				  it->kind);
