@@ -314,6 +314,30 @@ out:
 	return rc;
 }
 
+int act_check_first(struct act *a, const struct policy_subsys *s,
+		    const char *project, int64_t patch_id, const char *context,
+		    const char *state, const char *description)
+{
+	struct buf key = BUF_INIT;
+	char *prev = NULL;
+	int rc;
+
+	rc = buf_addf(&key, "check-last/%s/%lld/%s", project,
+		      (long long)patch_id, context);
+	if (!rc)
+		rc = db_kv_get(a->db, key.ptr, &prev);
+	buf_free(&key);
+	if (!rc) { /* set already, by either path */
+		free(prev);
+		a->st.checks_unchanged++;
+		return 0;
+	}
+	if (rc != PT_ENOTFOUND)
+		return rc;
+	pt_error_clear();
+	return act_check(a, s, project, patch_id, context, state, description);
+}
+
 /* ---- replies ------------------------------------------------------- */
 
 /* The candidate policy lets through with the highest probability. */

@@ -66,6 +66,16 @@ int act_check(struct act *a, const struct policy_subsys *s, const char *project,
 	      int64_t patch_id, const char *context, const char *state,
 	      const char *description);
 
+/*
+ * act_check, unless a check of this context was set on the patch
+ * already (by the Patchwork path or the mail path): one check per patch
+ * and context, whichever path sees the patch first; the Patchwork
+ * path's re-scores update it.
+ */
+int act_check_first(struct act *a, const struct policy_subsys *s,
+		    const char *project, int64_t patch_id, const char *context,
+		    const char *state, const char *description);
+
 /* One patch of a series that may get the series' reply of a kind. */
 struct act_candidate {
 	const struct patch *p;

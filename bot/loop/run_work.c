@@ -7,7 +7,8 @@
  * "pw-patch" and "pw-cover" (a comment on patch or cover letter ID:
  * re-score its series), "pw-wait" (key "PROJECT/PATCH": run.series-wait
  * after a patch arrived, its series if it never completed, checks
- * only) and "mail-series" (key: the thread's series id).
+ * only), "mail-series" (key: the thread's series id) and "mail-checks"
+ * (the same key: the mail path's checks once Patchwork has the patches).
  * The passes that fill the queue are run.c's.
  */
 #include "bot/loop/run.h"
@@ -28,7 +29,8 @@
 #include "bot/outbox/store.h"
 #include "bot/loop/run_int.h"
 
-#define RUN_DRAIN_MAX 100000 /* work items per pass (bounded) */
+#define RUN_DRAIN_MAX 100000   /* work items per pass (bounded) */
+#define RUN_MAIL_CHECK_TRIES 8 /* Patchwork lookups of a mail series */
 
 /* ---- scoring ------------------------------------------------------- */
 
@@ -41,6 +43,7 @@ struct scored {
 	struct verdict v; /* scores, shown reasons, review summary */
 	struct reply_reason why[TRIAGE_NTASKS][VERDICT_MAX_REASONS];
 	char *fixes; /* suggested Fixes: line, or NULL */
+	int first;   /* checks only where none was set (the mail path) */
 };
 
 static void scored_clear(struct scored *s)
@@ -107,7 +110,10 @@ static int post_check(struct run *r, struct scored *s, const char *project,
 	int rc;
 
 	rc = verdict_check(&d, &s->v, k, s->p, s->fixes);
-	if (!rc && d)
+	if (!rc && d && s->first)
+		rc = act_check_first(&r->act, s->sub, project, s->pw_id,
+				     context, state, d);
+	else if (!rc && d)
 		rc = act_check(&r->act, s->sub, project, s->pw_id, context,
 			       state, d);
 	free(d);
@@ -626,7 +632,105 @@ static int series_patches(struct run *r, int64_t sid, struct scored **out,
 	return rc;
 }
 
-static int work_mail_series(struct run *r, int64_t sid)
+/*
+ * The opted-in project (r->c.projects' own string) of an entry of a
+ * /patches/ list, or NULL.
+ */
+static const char *opted_project(struct run *r, const json_t *hit)
+{
+	const char *name = json_string_value(
+		json_object_get(json_object_get(hit, "project"), "link_name"));
+	size_t i;
+
+	for (i = 0; name && r->c.projects[i]; i++)
+		if (!strcmp(r->c.projects[i], name))
+			return r->c.projects[i];
+	return NULL;
+}
+
+/*
+ * A patch read over IMAP, looked up in Patchwork by its Message-ID: its
+ * checks on each opted-in project that has it, unless a check of the
+ * context is there already (either path's); *found 0 when Patchwork has
+ * it in no project (yet).
+ */
+static int mail_patch_checks(struct run *r, struct scored *s, int *found)
+{
+	json_t *list = NULL, *hit;
+	size_t i;
+	int rc;
+
+	rc = pw_patches_by_msgid(r->c.pw, s->p->message_id, &list);
+	*found = json_array_size(list) > 0;
+	json_array_foreach (list, i, hit) {
+		const char *project = opted_project(r, hit);
+
+		if (rc || !project)
+			continue;
+		s->pw_id = json_integer_value(json_object_get(hit, "id"));
+		if (pw_parse_date(json_string_value(
+					  json_object_get(hit, "date")),
+				  &s->pw_date, NULL))
+			pt_error_clear();
+		if (policy_match(r->c.pol, s->p, project, &s->sub)) {
+			pt_error_clear();
+			s->sub = NULL;
+		}
+		s->first = 1;
+		rc = fixes_if_fix(r, s);
+		if (!rc)
+			rc = patch_checks(r, s, project);
+	}
+	json_decref(list);
+	return rc;
+}
+
+/*
+ * The mail may come before Patchwork stored the patch: look again in a
+ * quarter of run.series-wait, RUN_MAIL_CHECK_TRIES lookups in all.
+ */
+static int mail_checks_later(struct run *r, int64_t sid, int tries,
+			     size_t missing)
+{
+	char key[32], payload[16];
+	int64_t wait = r->c.series_wait / 4 > 0 ? r->c.series_wait / 4 : 1;
+
+	if (tries >= RUN_MAIL_CHECK_TRIES) {
+		log_info("mail series %lld: %zu patches not in Patchwork "
+			 "after %d lookups: no check",
+			 (long long)sid, missing, tries);
+		return 0;
+	}
+	snprintf(key, sizeof(key), "%lld", (long long)sid);
+	snprintf(payload, sizeof(payload), "%d", tries + 1);
+	return store_enqueue_at(r->db, "mail-checks", key, payload,
+				(int64_t)time(NULL) + wait);
+}
+
+/* The checks of a mail series' patches (lookup number tries). */
+static int mail_checks(struct run *r, struct scored *s, size_t n, int64_t sid,
+		       int tries)
+{
+	size_t i, missing = 0;
+	int rc = 0, found;
+
+	for (i = 0; !rc && i < n; i++) {
+		/* no lookup for what is too old for a check anyway */
+		if (!s[i].p->message_id || too_old(&s[i], r->c.check_max_age))
+			continue;
+		rc = mail_patch_checks(r, &s[i], &found);
+		missing += !found;
+	}
+	if (!rc && missing)
+		rc = mail_checks_later(r, sid, tries, missing);
+	return rc;
+}
+
+/*
+ * "mail-series" (tries 0): score the series and send its replies, then
+ * its checks; "mail-checks" (tries: the lookup's number): the checks.
+ */
+static int work_mail_series(struct run *r, int64_t sid, int tries)
 {
 	struct scored *s = NULL;
 	char *cover = NULL;
@@ -638,9 +742,11 @@ static int work_mail_series(struct run *r, int64_t sid)
 		rc = series_patches(r, sid, &s, &n);
 	for (i = 0; !rc && i < n; i++)
 		rc = score_patch(r, &s[i], NULL);
-	if (!rc && n)
+	if (!rc && n && !tries)
 		rc = act_on_series(r, s, n, cover ? cover : s[0].p->message_id,
 				   NULL);
+	if (!rc && n && r->c.pw)
+		rc = mail_checks(r, s, n, sid, tries ? tries : 1);
 	for (i = 0; i < n; i++)
 		scored_clear(&s[i]);
 	free(s);
@@ -650,6 +756,17 @@ static int work_mail_series(struct run *r, int64_t sid)
 
 /* ---- the queue ----------------------------------------------------- */
 
+/* The lookup number a "mail-checks" item holds: 1 to RUN_MAIL_CHECK_TRIES. */
+static int mail_tries(const char *payload)
+{
+	char *end;
+	long n = payload ? strtol(payload, &end, 10) : 0;
+
+	if (!payload || *end || n < 1 || n > RUN_MAIL_CHECK_TRIES)
+		return 1;
+	return (int)n;
+}
+
 static int work_one(struct run *r, const struct store_item *it)
 {
 	char *project = NULL;
@@ -658,7 +775,11 @@ static int work_one(struct run *r, const struct store_item *it)
 
 	if (!strcmp(it->kind, "mail-series")) {
 		id = strtoll(it->key, NULL, 10);
-		return work_mail_series(r, id);
+		return work_mail_series(r, id, 0);
+	}
+	if (!strcmp(it->kind, "mail-checks") && r->c.pw) {
+		id = strtoll(it->key, NULL, 10);
+		return work_mail_series(r, id, mail_tries(it->payload));
 	}
 	if (!r->c.pw)
 		return pt_error_set(PT_EINVAL,
