@@ -535,6 +535,42 @@ int pw_parse_date(const char *s, int64_t *secs, long *usec)
 	return 0;
 }
 
+/*
+ * Patchwork 3.1 compares since= naively: a zone suffix (Z, +00:00) makes
+ * it answer 500 and a date-only value an empty list.  So a day is its
+ * midnight and a time loses its zone, as the server writes its dates.
+ */
+int pw_since_param(const char *s, char out[PW_SINCE_MAX])
+{
+	struct tm tm;
+	int64_t secs;
+	long us;
+	int n = 0;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	if (s && strlen(s) == 10 &&
+	    sscanf(s, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &n) == 3 &&
+	    n == 10) {
+		char day[32];
+
+		snprintf(day, sizeof(day), "%.10sT00:00:00", s);
+		return pw_since_param(day, out);
+	}
+	if (pw_parse_date(s, &secs, &us))
+		return pt_error_set(PT_EINVAL,
+				    "'%s' is not a date (YYYY-MM-DD or "
+				    "YYYY-MM-DDTHH:MM:SS, UTC)",
+				    s ? s : "");
+	t = (time_t)secs;
+	gmtime_r(&t, &tm);
+	n = (int)strftime(out, PW_SINCE_MAX, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (us)
+		snprintf(out + n, PW_SINCE_MAX - (size_t)n, ".%06ld", us);
+	return 0;
+}
+
 /* ---- configuration ------------------------------------------------ */
 
 /* patchwork.max-{page,document,mbox}-size in MiB, 1 to the HTTP cap. */

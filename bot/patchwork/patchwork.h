@@ -77,6 +77,13 @@ int pw_url_encode(struct buf *b, const char *s);
 char *pw_link_next(const char *link);
 /* "2026-11-01T11:00:00[.ffffff]" (UTC, no zone) to seconds and micros. */
 int pw_parse_date(const char *s, int64_t *secs, long *usec);
+/*
+ * A date for since=/before= as Patchwork 3.1 takes it: a day
+ * (YYYY-MM-DD, midnight UTC) or any date pw_parse_date() reads, written
+ * "YYYY-MM-DDTHH:MM:SS[.ffffff]" without a zone; PT_EINVAL otherwise.
+ */
+#define PW_SINCE_MAX 32
+int pw_since_param(const char *s, char out[PW_SINCE_MAX]);
 
 /* ---- events -------------------------------------------------------- */
 
@@ -105,7 +112,8 @@ typedef int (*pw_event_cb)(const struct pw_event *ev, void *ctx);
 /*
  * Poll the project's events from the stored position (inclusive since=,
  * ids already seen at the boundary skipped).  With no stored position,
- * start at initial_since (NULL: the oldest event the server keeps).
+ * start at initial_since (NULL: the oldest event the server keeps; any
+ * form pw_since_param() takes, sent as it writes it).
  * *handled counts the events given to cb.
  */
 int pw_events_poll(struct pw *pw, struct db *db, const char *project,

@@ -467,6 +467,7 @@ int pw_events_poll(struct pw *pw, struct db *db, const char *project,
 	struct buf path = BUF_INIT;
 	char *last = NULL;
 	const char *since, *ver;
+	char since_buf[PW_SINCE_MAX];
 	int64_t last_id = 0;
 	int rc;
 
@@ -492,10 +493,12 @@ int pw_events_poll(struct pw *pw, struct db *db, const char *project,
 	if (rc)
 		return rc;
 	since = last ? last : initial_since;
-	if (since && date_key(since, p.boundary)) {
+	if (since && (pw_since_param(since, since_buf) ||
+		      date_key(since_buf, p.boundary))) {
 		rc = pt_error_wrap(PT_EINVAL, "events of '%s'", project);
 		goto out;
 	}
+	since = since ? since_buf : NULL;
 	rc = buf_addstr(&path, "events/?project=");
 	if (!rc)
 		rc = pw_url_encode(&path, project);

@@ -136,6 +136,37 @@ static void test_dates(void **state)
 			 PT_EINVAL);
 }
 
+/* since= in the one form a real Patchwork 3.1.3 on SQLite filters by. */
+static void test_since_param(void **state)
+{
+	static const char *const ok[][2] = {
+		{ "2026-12-05", "2026-12-05T00:00:00" },
+		{ "2026-12-05T07:08:09", "2026-12-05T07:08:09" },
+		{ "2026-12-05T07:08:09Z", "2026-12-05T07:08:09" },
+		{ "2026-12-05T07:08:09+00:00", "2026-12-05T07:08:09" },
+		{ "2026-12-05T07:08:09.25Z", "2026-12-05T07:08:09.250000" },
+		{ "2026-12-05T07:08:09.000001", "2026-12-05T07:08:09.000001" },
+	};
+	static const char *const bad[] = {
+		"yesterday",	    "2026-12-5",
+		"2026-12-05T07:08", "2026-12-05T07:08:09+02:00",
+		"2026-12-05 extra", ""
+	};
+	char out[PW_SINCE_MAX];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(pw_since_param(ok[i][0], out), 0);
+		assert_string_equal(out, ok[i][1]);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(pw_since_param(bad[i], out), PT_EINVAL);
+		assert_non_null(strstr(pt_error_last(), "is not a date"));
+	}
+	pt_error_clear();
+}
+
 struct seen {
 	int64_t ids[64];
 	int n;
@@ -696,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_version_and_paging),
 		cmocka_unit_test(test_link_header),
 		cmocka_unit_test(test_dates),
+		cmocka_unit_test(test_since_param),
 		cmocka_unit_test(test_events_resume),
 		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_series_mails),
