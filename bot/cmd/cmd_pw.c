@@ -1,8 +1,10 @@
 /*
  * cmd_pw.c - `patchtriage pw`, for maintainers checking the Patchwork
  * set-up the way they would with git-pw: list events (or poll them as
- * the daemon does, moving the stored position), show a series, a patch
- * or a patch's checks, and post a check.  It reads [patchwork] url,
+ * the daemon does, from a position of their own in STATE/pw-poll.db, so
+ * that the daemon's own position never moves), show a series, a patch
+ * or a patch's checks, and post a check.  An empty answer says so ("no
+ * events", "no checks") on stderr.  It reads [patchwork] url,
  * token-file and project from the configuration; all the work is in
  * bot/patchwork/patchwork.c.
  */
@@ -10,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
 #include "bot/sys/log.h"
 #include "bot/patchwork/patchwork.h"
+#include "bot/patchwork/schema.h"
 
 struct pw_args {
 	const char *sub;
@@ -29,25 +31,8 @@ struct pw_args {
 	const char *project;
 	int json;
 	int poll;
+	char since_buf[PW_SINCE_MAX]; /* since as Patchwork takes it */
 };
-
-/* A date Patchwork's since= takes: a day, or a time as it writes them. */
-static int since_ok(const char *s)
-{
-	struct tm tm;
-	const char *end;
-	int64_t secs;
-	long usec;
-
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (end && !*end)
-		return 1;
-	if (!pw_parse_date(s, &secs, &usec))
-		return 1;
-	pt_error_clear();
-	return 0;
-}
 
 static int parse_args(int argc, char **argv, struct pw_args *a)
 {
@@ -82,11 +67,18 @@ static int parse_args(int argc, char **argv, struct pw_args *a)
 		return cli_usage("pw", "'pw %s' needs an id", a->sub);
 	if (!strcmp(a->sub, "events") && a->id)
 		return cli_usage("pw", "unexpected argument '%s'", a->id);
-	if (a->since && !since_ok(a->since))
-		return cli_usage("pw",
-				 "--since: '%s' is not a date "
-				 "(YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS)",
-				 a->since);
+	if (a->since) {
+		/* a day is its midnight UTC; a zone suffix is dropped */
+		if (pw_since_param(a->since, a->since_buf)) {
+			pt_error_clear();
+			return cli_usage("pw",
+					 "--since: '%s' is not a date "
+					 "(YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, "
+					 "UTC)",
+					 a->since);
+		}
+		a->since = a->since_buf;
+	}
 	if (!strcmp(a->sub, "check") && (!a->state || !a->context))
 		return cli_usage("pw",
 				 "'pw check' needs --state and --context");
@@ -172,30 +164,66 @@ static int on_event(const struct pw_event *ev, void *ctx)
 	return fflush(stdout) ? pt_error_set(PT_EIO, "cannot write output") : 0;
 }
 
+/* Say on stderr that a list came back empty (unless --quiet). */
+static void say_none(const struct cli_ctx *ctx, const char *what)
+{
+	if (!ctx->quiet)
+		fprintf(stderr, "%s\n", what);
+}
+
+/*
+ * The poll's own database, STATE/pw-poll.db (Patchwork's tables only):
+ * its position is not the daemon's, which lives in STATE/state.db.
+ */
+static int poll_db(struct cli_ctx *ctx, struct db **out)
+{
+	static const struct db_schema *const schemas[] = { &patchwork_schema };
+	static const struct db_owners owners = { schemas, 1, NULL };
+	struct buf path = BUF_INIT;
+	const char *dir;
+	int rc;
+
+	rc = cli_state_dir(ctx, &dir);
+	if (!rc)
+		rc = buf_addf(&path, "%s/pw-poll.db", dir);
+	if (!rc)
+		rc = db_open(out, path.ptr, &owners);
+	buf_free(&path);
+	return rc;
+}
+
+static int poll_events(struct cli_ctx *ctx, struct pw *pw, const char *project,
+		       const struct pw_args *a)
+{
+	struct db *db = NULL;
+	size_t n = 0;
+	int rc, json = a->json;
+
+	rc = poll_db(ctx, &db);
+	if (!rc)
+		rc = pw_events_poll(pw, db, project, a->since, on_event, &json,
+				    &n);
+	db_close(db);
+	if (!rc && !a->json && !ctx->quiet)
+		fprintf(stderr, "%zu new event%s\n", n, n == 1 ? "" : "s");
+	return rc;
+}
+
 static int do_events(struct cli_ctx *ctx, struct pw *pw, const char *project,
 		     const struct pw_args *a)
 {
 	struct buf path = BUF_INIT;
 	struct pw_event ev;
 	json_t *list = NULL, *e;
-	struct db *db;
-	size_t i, n = 0;
+	size_t i;
 	int rc, json = a->json;
 
 	if (!project || !*project)
 		return pt_error_set(PT_EINVAL,
 				    "no project: set patchwork.project or "
 				    "pass --project");
-	if (a->poll) {
-		rc = cli_db(ctx, &db);
-		if (!rc)
-			rc = pw_events_poll(pw, db, project, a->since, on_event,
-					    &json, &n);
-		if (!rc && !a->json && !ctx->quiet)
-			fprintf(stderr, "%zu new event%s\n", n,
-				n == 1 ? "" : "s");
-		return rc;
-	}
+	if (a->poll)
+		return poll_events(ctx, pw, project, a);
 	/* one page, newest first, as Patchwork lists them */
 	rc = buf_addstr(&path, "events/?project=");
 	if (!rc)
@@ -210,6 +238,9 @@ static int do_events(struct cli_ctx *ctx, struct pw *pw, const char *project,
 		pw_event_from_json(&ev, e);
 		print_event(&ev, json);
 	}
+	if (!rc && !json_array_size(list))
+		say_none(ctx,
+			 a->since ? "no events since that date" : "no events");
 	json_decref(list);
 	buf_free(&path);
 	return rc;
@@ -307,7 +338,8 @@ static int do_patch(struct pw *pw, int64_t id, int json)
 	return rc;
 }
 
-static int do_checks(struct pw *pw, int64_t id, int json)
+static int do_checks(const struct cli_ctx *ctx, struct pw *pw, int64_t id,
+		     int json)
 {
 	struct pw_check *c;
 	size_t n, i;
@@ -316,6 +348,8 @@ static int do_checks(struct pw *pw, int64_t id, int json)
 	rc = pw_checks_list(pw, id, &c, &n);
 	if (rc)
 		return rc;
+	if (!n)
+		say_none(ctx, "no checks");
 	for (i = 0; i < n; i++) {
 		if (json) {
 			json_t *o = json_pack(
@@ -385,7 +419,7 @@ int cmd_pw(int argc, char **argv, struct cli_ctx *ctx)
 	else if (!strcmp(a.sub, "patch"))
 		rc = do_patch(pw, id, a.json);
 	else if (!strcmp(a.sub, "checks"))
-		rc = do_checks(pw, id, a.json);
+		rc = do_checks(ctx, pw, id, a.json);
 	else
 		rc = do_check(pw, id, &a);
 	pw_free(pw);

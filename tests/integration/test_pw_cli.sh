@@ -1,7 +1,10 @@
 #!/bin/bash
 # test_pw_cli.sh - `patchtriage pw` against the Patchwork stand-in loaded
 # with tests/data/pw: events polled over more than three pages and not
-# reprocessed after a restart, series/patch/checks output, a check that
+# reprocessed after a restart (a position of their own: the daemon's in
+# state.db never moves), --since as a day or with a zone suffix sent in
+# the form Patchwork takes, "no events"/"no checks" on empty answers,
+# series/patch/checks output, a check that
 # reached the server before a "crash" not posted again, each fault
 # survived or reported clearly, the error messages for a refused token
 # and a non-maintainer, and the token absent from every output, the
@@ -71,9 +74,39 @@ grep -q 'patch-comment-created' "$out" || fail "new comment event not seen"
 run events || fail "pw events: $(cat "$out")"
 head -1 "$out" | grep -q '^15 ' || fail "pw events is not newest first"
 run events --since 2099-01-01T00:00:00 || fail "pw events --since"
-[ -s "$out" ] && fail "events after 2099: $(cat "$out")"
+grep -Eq '^[0-9]+ ' "$out" && fail "events after 2099: $(cat "$out")"
+grep -q '^no events since that date$' "$out" ||
+	fail "an empty answer printed nothing: $(cat "$out")"
 grep -q 'since=2099-01-01T00%3A00%3A00' "$PT_TMP/requests.jsonl" ||
 	fail "--since not sent encoded"
+# as on a real Patchwork 3.1.3, the stand-in answers an empty list to a
+# date alone and 500 to a zone suffix: both go out as the server's form
+run events --since 2000-01-01 || fail "pw events --since DAY: $(cat "$out")"
+[ "$(grep -Ec '^[0-9]+ ' "$out")" = 15 ] ||
+	fail "--since DAY: $(cat "$out")"
+grep -q 'since=2000-01-01T00%3A00%3A00"' "$PT_TMP/requests.jsonl" ||
+	fail "--since DAY not sent as its midnight"
+run events --since 2000-01-01T00:00:00Z ||
+	fail "pw events --since ...Z: $(cat "$out")"
+[ "$(grep -Ec '^[0-9]+ ' "$out")" = 15 ] || fail "--since Z: $(cat "$out")"
+grep -q 'since=2000-01-01T00%3A00%3A00Z\|since=[^"]*%2B00' \
+	"$PT_TMP/requests.jsonl" && fail "a zone suffix was sent"
+run events --since 2000-01-01T00:00:00+00:00 --poll --json \
+	--project test || fail "poll --since +00:00: $(cat "$out")"
+# the daemon's position (state.db) never moved: the polls have their own
+pt_checks=$((pt_checks + 1))
+"$py" -c 'import sqlite3, sys
+n = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT count(*) FROM sqlite_master WHERE name = ?",
+    ("pw_positions",)).fetchone()[0]
+if n:
+    n = sqlite3.connect(sys.argv[1]).execute(
+        "SELECT count(*) FROM pw_positions").fetchone()[0]
+sys.exit(1 if n else 0)' "$PT_TMP/state/state.db" ||
+	fail "pw events --poll moved the daemon's position in state.db"
+[ -f "$PT_TMP/state/pw-poll.db" ] || fail "no pw-poll.db"
+run events --since 2024-02-30x && fail "a bad --since accepted"
+grep -q "is not a date" "$out" || fail "bad --since message: $(cat "$out")"
 
 # series and patch
 run series 1 || fail "pw series 1: $(cat "$out")"
@@ -103,6 +136,9 @@ grep -q 'already has this check' "$out" ||
 run checks 4 --json
 [ "$(grep -c '"context":"patchtriage-stable"' "$out")" = 1 ] ||
 	fail "duplicate checks: $(cat "$out")"
+
+run checks 1 || fail "pw checks 1: $(cat "$out")"
+grep -qx 'no checks' "$out" || fail "no checks printed nothing: $(cat "$out")"
 
 # faults survived: 500, 429 + Retry-After, reset, delay below the timeout
 ctl '{"fail_next": 1, "rate_limit_next": 1, "retry_after": 1, "reset_next": 1}'
