@@ -3,8 +3,15 @@
 
 It owns nothing of patchtriage: it is a test server that answers like the
 recorded real Patchwork in ../shared/fixtures/patchwork-3.1.3/ (same status
-codes, Link/Location/Allow headers, error bodies, permission rules), loaded
-from a data directory:
+codes, Link/Location/Allow headers, error bodies, permission rules) and
+as a real Patchwork 3.1.3 (Debian's Django 3.2, SQLite) did on loopback
+where the recordings say nothing: since=/before= with a zone suffix
+answers 500 (Django's HTML page), a date alone or a malformed one an
+empty list; patch-completed comes once every patch numbered below is in,
+series-completed with the last patch and again for one beyond the total
+(tests/integration/test_pw_standin_real.py).  It does not take a
+"git request-pull" mail for a patch, as Patchwork does.  Loaded from a
+data directory:
 
   DIR/data.json   {"projects": [{"id", "name", "link_name", "list_id",
                                  "list_email", ...}],
@@ -366,13 +373,19 @@ def isodate(d):
 
 
 def parse_iso(s):
-    """django IsoDateTimeFilter: ISO 8601; None when malformed."""
+    """since=/before= as Patchwork 3.1.3 on SQLite takes them (seen on a
+    real one): a date and a time ('T' or a space between them, seconds
+    and fractions optional); None (an empty list) when malformed or a
+    date alone; a zone suffix (Z, +00:00, -05:00) raises ServerError, as
+    the real server compares it with its naive dates and answers 500."""
+    if re.fullmatch(r'\s*\d{4}-\d{2}-\d{2}\s*', s or ''):
+        return None
     try:
         d = datetime.datetime.fromisoformat(s.replace('Z', '+00:00'))
     except (ValueError, AttributeError):
         return None
     if d.tzinfo is not None:
-        d = d.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        raise ServerError()
     return d
 
 
@@ -487,6 +500,29 @@ class Store:
         self.series.append(s)
         return s
 
+    def completed_events(self, project, series, patch):
+        """patchwork/signals.py: patch-completed once the patches
+        numbered below it are all in (then for the successors it
+        completes), series-completed each time a patch arrives with
+        at least total patches in (so again for an extra one)."""
+        num = patch['number'] or 0
+        below = [p for p in series['patches']
+                 if p is not patch and (p['number'] or 0) < num]
+        if len(below) == num - 1:
+            self.event(project, 'patch-completed', patch=patch,
+                       series=series)
+            nxt = num + 1
+            for p in series['patches']:
+                if (p['number'] or 0) <= num or p is patch:
+                    continue
+                if p['number'] != nxt:
+                    break
+                self.event(project, 'patch-completed', patch=p,
+                           series=series)
+                nxt += 1
+        if len(series['patches']) >= series['total']:
+            self.event(project, 'series-completed', series=series)
+
     def add_refs(self, series, project, mail, msgid):
         for ref in find_references(mail) + [msgid]:
             self.series_refs.setdefault((project['id'], ref), series)
@@ -570,14 +606,13 @@ class Store:
             if not series['name'] and not series['cover']:
                 series['name'] = name
             self.add_refs(series, project, mail, msgid)
+            # without a marker Patchwork makes it patch 1 of 1
+            patch['number'] = x if n else 1
             patch['series'] = series
             series['patches'].append(patch)
             series['patches'].sort(key=lambda p: (p['number'] or 0,
                                                   p['id']))
-            self.event(project, 'patch-completed', patch=patch,
-                       series=series)
-            if len(series['patches']) == series['total']:
-                self.event(project, 'series-completed', series=series)
+            self.completed_events(project, series, patch)
             return patch
         if not is_comment and x == 0:
             author = self.person(aname, aaddr)
@@ -923,6 +958,16 @@ class Bad(Exception):
         self.errors = errors
 
 
+class ServerError(Exception):
+    """Django's 500 page (DEBUG off), as the real server sends it."""
+
+
+SERVER_ERROR_PAGE = (b'\n<!doctype html>\n<html lang="en">\n<head>\n'
+                     b'  <title>Server Error (500)</title>\n</head>\n'
+                     b'<body>\n  <h1>Server Error (500)</h1><p></p>\n'
+                     b'</body>\n</html>\n')
+
+
 def allow_for(rest):
     """The Allow header of the view serving /api/REST."""
     parts = rest.rstrip('/').split('/')
@@ -1091,6 +1136,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(403, {'detail': e.detail}, allow=self.allow)
         except Bad as e:
             self.send_json(400, e.errors, allow=self.allow)
+        except ServerError:
+            self.send(500, SERVER_ERROR_PAGE, 'text/html')
 
     def do_GET(self):
         self.handle_one()
@@ -1432,7 +1479,7 @@ class Handler(BaseHTTPRequestHandler):
             for key, op in (('since', lambda a, b: a >= b),
                             ('before', lambda a, b: a < b)):
                 v = self.q(key)
-                if v is not None:
+                if v:  # an empty value filters nothing, as on Patchwork
                     d = parse_iso(v)
                     if d is None:
                         return []
