@@ -82,12 +82,15 @@ token=$(cat "$data/pw-token")
 
 export DJANGO_SETTINGS_MODULE=patchwork.settings.ptsqlite
 export PW_SQLITE_DB=$data/patchwork.sqlite3
-pw_manage() { (cd "$tree" && "$py" manage.py "$@"); }
+pw_manage() { (cd "$tree" && exec "$py" manage.py "$@"); }
 
 # runserver on a free loopback port (retried when another test takes it)
 for attempt in 1 2 3; do
 	port=$(ms_free_port)
-	pw_manage runserver "127.0.0.1:$port" --noreload >"$T/server.log" 2>&1 &
+	# not through pw_manage: one subshell, that exec makes Python
+	# itself, so that $! is runserver's pid, for the kill
+	(cd "$tree" && exec "$py" manage.py runserver "127.0.0.1:$port" \
+		--noreload) >"$T/server.log" 2>&1 &
 	PWPID=$!
 	url=http://127.0.0.1:$port
 	for ((i = 0; i < 600; i++)); do
