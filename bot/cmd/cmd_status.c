@@ -61,6 +61,32 @@ static void print_older(const json_t *arr)
 		       work, act);
 }
 
+/* The maintainers' commands: what is muted, what was called wrong. */
+static void print_control(const json_t *s)
+{
+	const json_t *a, *it;
+	size_t i;
+
+	a = json_object_get(s, "muted_series");
+	printf("muted series:%s\n", json_array_size(a) ? "" : " none");
+	json_array_foreach (a, i, it)
+		printf("  <%s> by %s (%s)\n", str(it, "series"), str(it, "who"),
+		       str(it, "subsystem"));
+	a = json_object_get(s, "muted_lists");
+	printf("muted lists:%s\n", json_array_size(a) ? "" : " none");
+	json_array_foreach (a, i, it)
+		printf("  %s by %s, until its configuration changes\n",
+		       str(it, "subsystem"), str(it, "who"));
+	printf("wrong verdicts: %lld (patchtriage feedback lists them)\n",
+	       num(s, "wrong_verdicts"));
+	a = json_object_get(s, "commands");
+	if (json_array_size(a))
+		printf("commands:\n");
+	json_array_foreach (a, i, it)
+		printf("  %-14s %-10s %lld\n", str(it, "command"),
+		       str(it, "state"), num(it, "count"));
+}
+
 static void print_text(const json_t *s)
 {
 	const json_t *d = json_object_get(s, "daemon"), *it;
@@ -92,6 +118,7 @@ static void print_text(const json_t *s)
 		printf("action error: %s %s (%s): %s\n", str(it, "kind"),
 		       str(it, "key"), str(it, "state"), str(it, "error"));
 	print_older(json_object_get(s, "older_errors"));
+	print_control(s);
 }
 
 int cmd_status(int argc, char **argv, struct cli_ctx *ctx)

@@ -16,6 +16,7 @@
 #include "bot/sys/log.h"
 #include "bot/outbox/policy.h"
 #include "bot/outbox/store.h"
+#include "bot/loop/command.h"
 
 static void report(struct act *a, const char *what, const char *text)
 {
@@ -342,7 +343,8 @@ int act_check_first(struct act *a, const struct policy_subsys *s,
 
 /* The candidate policy lets through with the highest probability. */
 static int best_candidate(const struct act *a, const struct act_candidate *c,
-			  size_t n, enum reply_status *why)
+			  size_t n, enum reply_status *why,
+			  const struct policy_subsys **sub)
 {
 	const struct policy_subsys *s;
 	enum reply_status st;
@@ -356,8 +358,10 @@ static int best_candidate(const struct act *a, const struct act_candidate *c,
 				*why = st;
 			continue;
 		}
-		if (best < 0 || c[i].in.probability > c[best].in.probability)
+		if (best < 0 || c[i].in.probability > c[best].in.probability) {
 			best = (int)i;
+			*sub = s;
+		}
 	}
 	return best;
 }
@@ -448,9 +452,28 @@ static void reply_done(struct act *a, const char *kind,
 	}
 }
 
+/* A maintainer's "patchtriage: mute" or "mute-list" holds (command.h). */
+static int muted(struct act *a, const struct policy_subsys *sub,
+		 const char *series_key, const char *kind,
+		 enum reply_status *st)
+{
+	const char *what;
+	char *who = NULL;
+
+	if (!command_muted(a->db, sub, series_key, &who, &what))
+		return 0;
+	*st = REPLY_MUTED;
+	a->st.replies_muted++;
+	log_info("reply %s on <%s> not sent: %s muted by %s", kind, series_key,
+		 what, who ? who : "?");
+	free(who);
+	return 1;
+}
+
 int act_reply(struct act *a, const char *series_key, const char *kind,
 	      const struct act_candidate *c, size_t n, enum reply_status *st)
 {
+	const struct policy_subsys *sub = NULL;
 	struct buf slot = BUF_INIT;
 	struct reply_out o;
 	struct reply_in in;
@@ -458,8 +481,8 @@ int act_reply(struct act *a, const char *series_key, const char *kind,
 	int best, idx, rc;
 
 	memset(&o, 0, sizeof(o));
-	best = best_candidate(a, c, n, st);
-	if (best < 0)
+	best = best_candidate(a, c, n, st, &sub);
+	if (best < 0 || muted(a, sub, series_key, kind, st))
 		return 0;
 	if (!a->smtp && !a->dry_run) {
 		*st = REPLY_ACTION_OFF; /* no [smtp]: replies cannot go out */

@@ -28,6 +28,7 @@ typedef void (*act_report_fn)(void *ctx, const char *what, const char *text);
 struct act_stats {
 	size_t checks_posted, checks_unchanged, checks_reconciled;
 	size_t replies_sent, replies_already, replies_limited;
+	size_t replies_muted; /* held back by a mute or mute-list */
 	size_t checks_failed, replies_failed;	 /* attempts that failed */
 	char check_error[256], reply_error[256]; /* the last of each */
 	size_t auth_failed;   /* of any kind: credentials refused (PT_EAUTH) */

@@ -26,6 +26,7 @@
 #include "bot/outbox/policy.h"
 #include "bot/mail/smtp.h"
 #include "bot/outbox/store.h"
+#include "bot/loop/command.h"
 #include "bot/loop/run_int.h"
 
 #define RUN_MAIL_BATCH 500 /* mails per commit while reading a folder */
@@ -303,6 +304,8 @@ int run_open(struct run **out, const char *config_path, struct db *db,
 		rc = thread_open(&r->th, db, lex);
 	if (!rc)
 		rc = lookup_new(&r->lk, db);
+	if (!rc)
+		rc = command_lift_stale(db, r->c.pol);
 	free(lex);
 	if (rc) {
 		run_free(r);
@@ -333,8 +336,13 @@ int run_reload(struct run *r)
 	struct run_conf c;
 	int rc = conf_load(&c, r->config_path);
 
-	if (rc)
+	if (!rc)
+		rc = command_lift_stale(r->db, c.pol);
+	if (rc) {
+		if (c.cfg)
+			conf_clear(&c);
 		return rc;
+	}
 	imap_free(r->is); /* folders or account may have changed */
 	r->is = NULL;
 	r->imap_next_try = 0;
@@ -395,6 +403,8 @@ static int on_event(const struct pw_event *ev, void *ctx)
 	rc = buf_addf(&key, "%s/%lld", pc->project, (long long)id);
 	if (!rc)
 		rc = store_enqueue(pc->r->db, kind, key.ptr, NULL);
+	if (!rc)
+		rc = run_queue_comment(pc->r, pc->project, ev);
 	buf_free(&key);
 	return rc;
 }
@@ -464,6 +474,8 @@ static int on_mail(const char *folder, uint32_t uid, const char *msg,
 	if (!rc)
 		rc = db_release(r->db, "mail", own,
 				after_mail(r, res.message_id, msg, len));
+	if (!rc)
+		rc = run_mail_command(r, &res, msg, len);
 	thread_result_clear(&res);
 	/* the folder's transaction, committed every RUN_MAIL_BATCH mails */
 	if (!rc && ++r->batch >= RUN_MAIL_BATCH) {

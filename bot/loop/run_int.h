@@ -1,8 +1,9 @@
 /*
  * run_int.h - what the daemon's loop (run.c) and its worker
  * (run_work.c) share: the configuration in force, the loop's state and
- * the drain of the work queue.  Private to bot/loop: included only by
- * run.c and run_work.c; the API is run.h.
+ * the drain of the work queue; and where run_cmd.c finds maintainers'
+ * commands.  Private to bot/loop: included only by run.c, run_work.c
+ * and run_cmd.c; the API is run.h.
  */
 #ifndef PT_RUN_INT_H
 #define PT_RUN_INT_H
@@ -72,5 +73,19 @@ int run_drain(struct run *r, int (*stop)(void));
  */
 int run_queue_series_wait(struct run *r, const char *project, int64_t patch_id,
 			  int64_t t);
+
+struct thread_result;
+struct pw_event;
+struct pw_series;
+/* A threaded IMAP mail: act on the commands of a reply (run_cmd.c). */
+int run_mail_command(struct run *r, const struct thread_result *res,
+		     const char *raw, size_t len);
+/* A comment event: queue its "pw-comment" work (none without a comment). */
+int run_queue_comment(struct run *r, const char *project,
+		      const struct pw_event *ev);
+/* The "pw-comment" work item of key: act on the comment's commands. */
+int run_pw_comment(struct run *r, const char *key);
+/* A Patchwork series' key as the replies use it (fresh; run_work.c). */
+char *run_pw_series_key(const struct pw_series *s);
 
 #endif

@@ -786,7 +786,8 @@ static int work_one(struct run *r, const struct store_item *it)
 				    "work '%s %s' needs Patchwork, "
 				    "which is no longer configured",
 				    it->kind, it->key);
-	rc = split_key(it->key, &project, &id);
+	rc = strcmp(it->kind, "pw-comment") ? split_key(it->key, &project, &id)
+					    : 0;
 	if (!rc && !strcmp(it->kind, "pw-series"))
 		rc = work_pw_series(r, project, id);
 	else if (!rc && !strcmp(it->kind, "pw-patch"))
@@ -795,6 +796,8 @@ static int work_one(struct run *r, const struct store_item *it)
 		rc = work_pw_parent(r, project, "covers", id);
 	else if (!rc && !strcmp(it->kind, "pw-wait"))
 		rc = work_pw_wait(r, project, id);
+	else if (!strcmp(it->kind, "pw-comment"))
+		rc = run_pw_comment(r, it->key);
 	else if (!rc)
 		rc = pt_error_set(PT_EINVAL, "unknown work kind '%s'",
 				  it->kind);
@@ -867,7 +870,12 @@ int run_drain(struct run *r, int (*stop)(void))
 	for (n = 0; n < RUN_DRAIN_MAX; n++) {
 		if ((stop && stop()) || daemon_should_stop())
 			break;
-		rc = store_claim(r->db, time(NULL), &it);
+		/* commands first: a mute must hold before its series' reply */
+		rc = store_claim_kind(r->db, "pw-comment", time(NULL), &it);
+		if (rc == PT_ENOTFOUND) {
+			pt_error_clear();
+			rc = store_claim(r->db, time(NULL), &it);
+		}
 		if (rc == PT_ENOTFOUND) {
 			pt_error_clear();
 			return 0;
@@ -884,4 +892,9 @@ int run_drain(struct run *r, int (*stop)(void))
 			return rc;
 	}
 	return 0;
+}
+
+char *run_pw_series_key(const struct pw_series *s)
+{
+	return pw_series_key(s);
 }

@@ -6,8 +6,10 @@
  * by kind and state (a check found on Patchwork already is 'skipped',
  * not 'sent'), the most recent current errors of work items and of
  * outgoing actions (an error older than the last success of its family
- * is only counted), and how many checks and replies were left out for the
- * patch's age.  One JSON object; the CLI prints it or a text view.
+ * is only counted), how many checks and replies were left out for the
+ * patch's age, and the maintainers' commands: the series and the
+ * subsystems muted, the verdicts called wrong, every command by state.
+ * One JSON object; the CLI prints it or a text view.
  */
 #include "bot/loop/status.h"
 
@@ -170,6 +172,17 @@ static const struct {
 	  " UNION ALL SELECT 'actions', count(*) FROM outbox o JOIN aok"
 	  " ON aok.family = substr(o.kind, 1, instr(o.kind || '-', '-') - 1)"
 	  " WHERE o.last_error IS NOT NULL AND o.updated < aok.t" },
+	/* maintainers' commands (bot/outbox/control.h) */
+	{ "muted_series", "SELECT series_key AS series, subsystem, who,"
+			  " message_id, source, created FROM control_commands"
+			  " WHERE command = 'mute' AND state = 'acted'"
+			  " ORDER BY id" },
+	{ "muted_lists", "SELECT subsystem, who, message_id, source, created"
+			 " FROM control_commands WHERE command = 'mute-list'"
+			 " AND state = 'acted' ORDER BY id" },
+	{ "commands", "SELECT command, state, count(*) AS count FROM"
+		      " control_commands GROUP BY command, state"
+		      " ORDER BY command, state" },
 };
 
 /* What the bot left out for age, over every pass of this state. */
@@ -203,6 +216,28 @@ static int add_old(json_t *root, struct db *db)
 	return rc;
 }
 
+/* The count of "patchtriage: wrong" acted on: the verdicts called wrong. */
+static int add_wrong(json_t *root, struct db *db)
+{
+	sqlite3_stmt *st;
+	long long n = 0;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"SELECT count(*) FROM control_commands WHERE"
+			" command = 'wrong' AND state = 'acted'");
+	if (rc)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	else
+		rc = db_error(db, "reading control_commands");
+	sqlite3_finalize(st);
+	if (!rc && json_object_set_new(root, "wrong_verdicts", json_integer(n)))
+		rc = PT_ENOMEM;
+	return rc;
+}
+
 int status_collect(json_t **out, struct db *db, const char *state_dir)
 {
 	json_t *root = json_object();
@@ -216,6 +251,8 @@ int status_collect(json_t **out, struct db *db, const char *state_dir)
 		rc = add_kv(root, db, "run/last-pass", "last_pass");
 	if (!rc)
 		rc = add_old(root, db);
+	if (!rc)
+		rc = add_wrong(root, db);
 	for (i = 0; !rc && i < sizeof(lists) / sizeof(*lists); i++)
 		rc = add_rows(root, lists[i].key, db, lists[i].sql,
 			      utc_midnight());

@@ -20,7 +20,7 @@ const char *reply_status_name(enum reply_status s)
 {
 	static const char *const names[] = {
 		"sent",	      "dry-run",	 "already-sent", "not-opted-in",
-		"action-off", "below-threshold", "rate-limited",
+		"action-off", "below-threshold", "rate-limited", "muted",
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(*names) ? names[s] : "?";

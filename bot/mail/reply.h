@@ -40,6 +40,7 @@ enum reply_status {
 	REPLY_ACTION_OFF, /* the subsystem has no "reply" action */
 	REPLY_BELOW_THRESHOLD,
 	REPLY_RATE_LIMITED,
+	REPLY_MUTED, /* the series or its subsystem was muted (act.c) */
 };
 
 const char *reply_status_name(enum reply_status s);

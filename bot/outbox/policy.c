@@ -7,10 +7,12 @@
 #include "bot/outbox/policy.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "scoring/util/fnv.h"
 #include "bot/outbox/store.h"
 
 #define POLICY_MAX_RCPTS 32
@@ -129,6 +131,43 @@ static char *list_address_of(const char *list_id)
 	return buf_detach(&b, NULL);
 }
 
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	h = fnv_bytes(h, s ? s : "", s ? strlen(s) + 1 : 0);
+	return fnv_byte(h, s ? 1 : 0);
+}
+
+static uint64_t hash_strv(uint64_t h, char **v)
+{
+	for (; v && *v; v++)
+		h = hash_str(h, *v);
+	return fnv_byte(h, 0xff);
+}
+
+/*
+ * The section's values as read (not its text: reordering or comments
+ * change nothing), so that a mute-list lasts until the maintainers'
+ * configuration of the subsystem really changes.
+ */
+static void hash_subsys(struct policy_subsys *s)
+{
+	char num[96];
+	uint64_t h = FNV_INIT;
+
+	h = hash_str(h, s->name);
+	h = hash_str(h, s->list_id);
+	h = hash_str(h, s->list_address);
+	h = hash_str(h, s->pw_project);
+	h = hash_strv(h, s->maint_names);
+	h = hash_strv(h, s->paths);
+	h = hash_strv(h, s->recipients);
+	snprintf(num, sizeof(num), "%u %.17g %.17g %ld", s->actions,
+		 s->risk_threshold, s->stable_threshold, s->rate_limit);
+	h = hash_str(h, num);
+	snprintf(s->conf_hash, sizeof(s->conf_hash), "%016llx",
+		 (unsigned long long)h);
+}
+
 static int load_subsys(struct policy_subsys *s, struct config *cfg,
 		       const char *name)
 {
@@ -171,6 +210,8 @@ static int load_subsys(struct policy_subsys *s, struct config *cfg,
 		rc = buf_addf(&k, "subsystem.%s.rate-limit", name);
 	if (!rc)
 		rc = config_get_int(cfg, k.ptr, 10, &s->rate_limit);
+	if (!rc)
+		hash_subsys(s);
 	config_strv_free(acts);
 	buf_free(&k);
 	return rc;
@@ -485,5 +526,33 @@ int policy_recipients(const struct policy *p, const struct policy_subsys *s,
 	}
 	*to = t.v;
 	*cc = c.v;
+	return 0;
+}
+
+int policy_is_maintainer(const struct policy *p, const struct patch *pt,
+			 const char *email)
+{
+	struct maint_hit hits[16];
+	size_t f, n, i, j;
+
+	if (!p->maint || !email)
+		return 0;
+	for (f = 0; f < pt->nfiles; f++) {
+		const char *path = file_path(&pt->files[f]);
+
+		if (!path)
+			continue;
+		maint_match(p->maint, path, hits, 16, &n);
+		for (i = 0; i < n; i++) {
+			const struct maint_section *s =
+				&p->maint->s[hits[i].section];
+
+			if (!strcmp(s->name, "THE REST"))
+				continue;
+			for (j = 0; j < s->npeople; j++)
+				if (!strcasecmp(s->people[j], email))
+					return 1;
+		}
+	}
 	return 0;
 }

@@ -32,6 +32,8 @@ struct policy_subsys {
 	double stable_threshold;
 	char **recipients; /* "author", "list", "maintainers", addresses */
 	long rate_limit;   /* actions per hour per kind; 0: none */
+	char conf_hash[17]; /* of the section as read: a mute-list holds
+			       while this stays the same */
 };
 
 struct policy {
@@ -83,5 +85,12 @@ int policy_rate_ok_dry(const struct policy_subsys *s, struct db *db,
  */
 int policy_recipients(const struct policy *p, const struct policy_subsys *s,
 		      const struct patch *pt, char ***to, char ***cc);
+
+/*
+ * Whether email (any case) is an M: or R: person of a MAINTAINERS entry
+ * (policy.maintainers-file, not THE REST) covering a file pt touches.
+ */
+int policy_is_maintainer(const struct policy *p, const struct patch *pt,
+			 const char *email);
 
 #endif

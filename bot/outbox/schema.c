@@ -2,7 +2,8 @@
  * schema.c - the tables bot/outbox owns: work_queue, the durable queue of
  * work (a series to score, a reply to send), and outbox, the actions
  * intended, sent or failed, with their dedupe keys; both read and written
- * by store.c (and read by bot/loop/status.c).
+ * by store.c (and read by bot/loop/status.c); control_commands, the
+ * maintainers' commands and what became of each (control.c).
  */
 #include "bot/outbox/schema.h"
 
@@ -23,6 +24,15 @@ static const struct db_step outbox_steps[] = {
 	  " last_error TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL);"
 	  "CREATE INDEX outbox_state ON outbox (state);"
 	  "CREATE INDEX outbox_rate ON outbox (subsystem, kind, created);" },
+	/* 14: maintainers' commands (control.c) */
+	{ 14, "CREATE TABLE control_commands ("
+	      " id INTEGER PRIMARY KEY, message_id TEXT NOT NULL,"
+	      " command TEXT NOT NULL, source TEXT NOT NULL, series_key TEXT,"
+	      " subsystem TEXT, conf_hash TEXT, who TEXT,"
+	      " state TEXT NOT NULL, reason TEXT, detail TEXT,"
+	      " created INTEGER NOT NULL, UNIQUE (message_id, command));"
+	      "CREATE INDEX control_commands_series ON control_commands"
+	      " (command, state, series_key);" },
 };
 
 const struct db_schema outbox_schema = {

@@ -106,7 +106,8 @@ int store_pending(struct db *db, const char *kind, const char *key,
 	return rc;
 }
 
-int store_claim(struct db *db, int64_t now, struct store_item *out)
+static int claim(struct db *db, const char *kind, int64_t now,
+		 struct store_item *out)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -116,11 +117,13 @@ int store_claim(struct db *db, int64_t now, struct store_item *out)
 			"UPDATE work_queue SET state = 'running', updated = ?1"
 			" WHERE id = (SELECT id FROM work_queue"
 			" WHERE state = 'pending' AND not_before <= ?1"
+			" AND (?2 IS NULL OR kind = ?2)"
 			" ORDER BY not_before, id LIMIT 1)"
 			" RETURNING id, kind, key, payload, attempts, created");
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		out->id = sqlite3_column_int64(st, 0);
@@ -140,6 +143,17 @@ int store_claim(struct db *db, int64_t now, struct store_item *out)
 	if (rc)
 		store_item_clear(out);
 	return rc;
+}
+
+int store_claim(struct db *db, int64_t now, struct store_item *out)
+{
+	return claim(db, NULL, now, out);
+}
+
+int store_claim_kind(struct db *db, const char *kind, int64_t now,
+		     struct store_item *out)
+{
+	return claim(db, kind, now, out);
 }
 
 int store_finish(struct db *db, int64_t id)

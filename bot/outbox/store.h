@@ -41,6 +41,9 @@ int store_pending(struct db *db, const char *kind, const char *key,
 		  int *pending);
 /* Claim the oldest ready item (state pending, not_before <= now). */
 int store_claim(struct db *db, int64_t now, struct store_item *out);
+/* The same, among the items of one kind only. */
+int store_claim_kind(struct db *db, const char *kind, int64_t now,
+		     struct store_item *out);
 /* Done (or pending again when re-queued meanwhile); its error is cleared. */
 int store_finish(struct db *db, int64_t id);
 /*

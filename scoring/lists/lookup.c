@@ -192,3 +192,30 @@ int lookup_keep_raw(struct lookup *lk, const char *msgid, const char *raw,
 	sqlite3_clear_bindings(st);
 	return rc;
 }
+
+int lookup_applies_on_list(struct lookup *lk, const char *email,
+			   const char *list_id, int *yes)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*yes = 0;
+	if (!email || !list_id)
+		return 0;
+	rc = db_prepare(&st, lk->db,
+			"SELECT 1 FROM list_notices n JOIN messages m"
+			" ON m.message_id = n.message_id WHERE n.kind = 'reply'"
+			" AND lower(n.who) = lower(?) AND m.list_id = ?"
+			" LIMIT 1");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, email, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, list_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	*yes = rc == SQLITE_ROW;
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
+		     ? 0
+		     : db_error(lk->db, "reading list_notices");
+	sqlite3_finalize(st);
+	return rc;
+}

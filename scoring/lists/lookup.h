@@ -76,4 +76,12 @@ int lookup_message(struct lookup *lk, const char *msgid, int *keep,
 int lookup_keep_raw(struct lookup *lk, const char *msgid, const char *raw,
 		    size_t len, int64_t received);
 
+/*
+ * Whether email (any case) has been seen applying patches on the list
+ * list_id: a maintainer's "applied" reply (list_notices of kind
+ * 'reply', which the archive import keeps) on a message of that list.
+ */
+int lookup_applies_on_list(struct lookup *lk, const char *email,
+			   const char *list_id, int *yes);
+
 #endif
