@@ -47,8 +47,7 @@ static void print_text(const json_t *a)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 		printf("%s  %s  series <%s> (%s)\n  said: %s\n", when,
 		       or_dash(json_string_value(json_object_get(it, "who"))),
-		       or_dash(json_string_value(
-			       json_object_get(it, "series"))),
+		       or_dash(json_string_value(json_object_get(it, "series"))),
 		       or_dash(json_string_value(
 			       json_object_get(it, "subsystem"))),
 		       or_dash(json_string_value(json_object_get(it, "said"))));

@@ -128,8 +128,7 @@ static int said(struct db *db, const char *key, char **out)
 	return rc;
 }
 
-static int one_command(const struct command_env *e,
-		       const struct command_msg *m,
+static int one_command(const struct command_env *e, const struct command_msg *m,
 		       const struct command_series *s, const struct judge *j,
 		       unsigned cmd, size_t *n)
 {
@@ -244,8 +243,8 @@ int command_lift_stale(struct db *db, const struct policy *pol)
 	int rc = 0, n;
 
 	for (i = 0; !rc && i < pol->n; i++) {
-		rc = control_lift_stale(db, pol->s[i].name,
-					pol->s[i].conf_hash, &n);
+		rc = control_lift_stale(db, pol->s[i].name, pol->s[i].conf_hash,
+					&n);
 		if (!rc && n)
 			log_info("subsystem '%s': its configuration changed, "
 				 "%d mute-list%s lifted",

@@ -116,8 +116,7 @@ int run_mail_command(struct run *r, const struct thread_result *res,
 		rc = 0;
 		goto out;
 	}
-	rc = res->series_id > 0 ? mail_series(r, res->series_id, &ms, &key)
-				: 0;
+	rc = res->series_id > 0 ? mail_series(r, res->series_id, &ms, &key) : 0;
 	s.key = key;
 	s.patches = (const struct patch *const *)ms.p;
 	s.n = key ? ms.n : 0;
@@ -248,8 +247,8 @@ int run_pw_comment(struct run *r, const char *key)
 		goto out;
 	msgid = strip(json_string_value(json_object_get(c, "msgid")));
 	m.message_id = msgid;
-	m.from = json_string_value(json_object_get(
-		json_object_get(c, "submitter"), "email"));
+	m.from = json_string_value(
+		json_object_get(json_object_get(c, "submitter"), "email"));
 	m.text = content;
 	m.source = "patchwork";
 	rc = buf_addf(&path, "%s/%lld/", what, id);

@@ -117,8 +117,7 @@ static int step_done(struct db *db, sqlite3_stmt *st, const char *what)
 	return rc;
 }
 
-int control_seen(struct db *db, const char *message_id, unsigned cmd,
-		 int *seen)
+int control_seen(struct db *db, const char *message_id, unsigned cmd, int *seen)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -149,11 +148,12 @@ int control_record(struct db *db, const struct control_row *r)
 	if (!control_name(r->cmd))
 		return pt_error_set(PT_EINVAL, "unknown control command %u",
 				    r->cmd);
-	rc = db_prepare(&st, db,
-			"INSERT INTO control_commands (message_id, command,"
-			" source, series_key, subsystem, conf_hash, who, state,"
-			" reason, detail, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-			" ON CONFLICT (message_id, command) DO NOTHING");
+	rc = db_prepare(
+		&st, db,
+		"INSERT INTO control_commands (message_id, command,"
+		" source, series_key, subsystem, conf_hash, who, state,"
+		" reason, detail, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+		" ON CONFLICT (message_id, command) DO NOTHING");
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, r->message_id, -1, SQLITE_STATIC);
@@ -170,15 +170,16 @@ int control_record(struct db *db, const struct control_row *r)
 	sqlite3_bind_int64(st, 11, r->created ? r->created : time(NULL));
 	rc = step_done(db, st, "recording a control command");
 	if (!rc && !sqlite3_changes(db->h))
-		rc = pt_error_set(PT_EEXISTS, "command '%s' of <%s> is "
+		rc = pt_error_set(PT_EEXISTS,
+				  "command '%s' of <%s> is "
 				  "recorded already",
 				  control_name(r->cmd), r->message_id);
 	return rc;
 }
 
 /* The first column of a one-row query with two text parameters. */
-static int who_of(struct db *db, const char *sql, const char *a,
-		  const char *b, char **who)
+static int who_of(struct db *db, const char *sql, const char *a, const char *b,
+		  char **who)
 {
 	sqlite3_stmt *st;
 	const unsigned char *t;
@@ -196,8 +197,9 @@ static int who_of(struct db *db, const char *sql, const char *a,
 		*who = pt_strdup(t ? (const char *)t : "?");
 		rc = *who ? 0 : PT_ENOMEM;
 	} else {
-		rc = rc == SQLITE_DONE ? 0
-				       : db_error(db, "reading control_commands");
+		rc = rc == SQLITE_DONE
+			     ? 0
+			     : db_error(db, "reading control_commands");
 	}
 	sqlite3_finalize(st);
 	return rc;

@@ -30,8 +30,8 @@ struct policy_subsys {
 	unsigned actions;
 	double risk_threshold;
 	double stable_threshold;
-	char **recipients; /* "author", "list", "maintainers", addresses */
-	long rate_limit;   /* actions per hour per kind; 0: none */
+	char **recipients;  /* "author", "list", "maintainers", addresses */
+	long rate_limit;    /* actions per hour per kind; 0: none */
 	char conf_hash[17]; /* of the section as read: a mute-list holds
 			       while this stays the same */
 };
