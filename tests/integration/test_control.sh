@@ -7,7 +7,9 @@
 # the bot had said and shown by status and feedback; "mute-list" from a
 # MAINTAINERS person stops replies in the subsystem (a new series too)
 # until the subsystem's configuration changes, and from the author it is
-# ignored; every command is acted on once, across passes.
+# ignored; every command is acted on once, across passes; a Patchwork
+# comment mutes as a list reply does, and the same mail read later over
+# IMAP is not acted on twice.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
 . "$PT_SOURCE_DIR/tests/lib/botenv.sh"
@@ -164,4 +166,39 @@ check "the next pwm series gets replies" [ "$(to_list linux-pwm)" -ge 1 ]
 check "status shows no muted list" "$py" -c 'import json, sys
 assert json.load(open(sys.argv[1]))["muted_lists"] == []' <(pt status --json)
 check "the muted series stays muted" [ "$(replied_to "$rootA")" = 0 ]
+
+# ---- the Patchwork path: a comment mutes; IMAP later adds nothing ----
+cp -r "$tmp/t/state" "$tmp/st2"
+awk -v port="$PW_PORT" -v tok="$tmp/pw-token" '
+	BEGIN { print "[patchwork]\n\turl = http://127.0.0.1:" port \
+		"\n\tproject = netdev\n\ttoken-file = " tok }
+	/^\[/ { skip = ($0 == "[imap]") }
+	!skip' "$tmp/config" >"$tmp/config-pw"
+pt2() { "$bin" --state "$tmp/st2" --config "$tmp/config-pw" "$@"; }
+say "$authB" netdev "$targB" 'patchtriage: mute'
+pwcmd=cmd-$n_cmd@test.example
+"$py" -c 'import json, sys, urllib.request
+req = urllib.request.Request(sys.argv[1] + "/__control__", method="POST",
+    data=json.dumps({"import": open(sys.argv[2]).read()}).encode(),
+    headers={"Content-Type": "application/json"})
+urllib.request.urlopen(req, timeout=10).read()' "http://127.0.0.1:$PW_PORT" "$tmp/cmd-$n_cmd.eml"
+b0=$(replied_to "$rootB")
+c0=$(replied_to "$rootC")
+pt2 run --once >/dev/null 2>"$tmp/pw1.err"
+check "Patchwork pass exits 0 ($(tail -2 "$tmp/pw1.err"))" [ $? = 0 ]
+check "the author's comment mutes B" [ "$(replied_to "$rootB")" = "$b0" ]
+check "C gets its reply on the Patchwork path" [ "$(replied_to "$rootC")" -gt "$c0" ]
+check "the comment is recorded from Patchwork" \
+	[ "$(sqlite3 "$tmp/st2/state.db" "SELECT source || ':' || state || ':' || series_key FROM control_commands WHERE message_id = '$pwcmd'")" = "patchwork:acted:$rootB" ]
+# both sources: the same mail read over IMAP is not acted on again
+awk -v port="$PW_PORT" -v tok="$tmp/pw-token" '
+	BEGIN { print "[patchwork]\n\turl = http://127.0.0.1:" port \
+		"\n\tproject = netdev\n\ttoken-file = " tok }' >"$tmp/config-both"
+cat "$tmp/config" >>"$tmp/config-both"
+"$bin" --state "$tmp/st2" --config "$tmp/config-both" run --once >/dev/null 2>"$tmp/pw2.err"
+check "a pass with both sources exits 0 ($(tail -2 "$tmp/pw2.err"))" [ $? = 0 ]
+check "the IMAP copy of the comment is not taken again" \
+	[ "$(sqlite3 "$tmp/st2/state.db" "SELECT count(*) FROM control_commands WHERE message_id = '$pwcmd'")" = 1 ]
+check "nor logged again" [ -z "$(grep "<$pwcmd>" "$tmp/pw2.err")" ]
+check "B still gets no reply" [ "$(replied_to "$rootB")" = "$b0" ]
 finish
