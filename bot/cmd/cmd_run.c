@@ -114,14 +114,15 @@ static void print_summary(const struct run_stats *s)
 		"run: %zu events, %zu mails, %zu series scored (%zu patches);"
 		" checks: %zu posted, %zu unchanged, %zu already there;"
 		" replies: %zu sent, %zu already sent, %zu rate limited,"
-		" %zu muted;"
+		" %zu muted, %zu held, %zu dropped;"
 		" failures: %zu checks, %zu replies, %zu work items,"
 		" %zu polls; %zu refused authentication\n",
 		s->events, s->mails, s->series_scored, s->patches_scored,
 		s->act.checks_posted, s->act.checks_unchanged,
 		s->act.checks_reconciled, s->act.replies_sent,
 		s->act.replies_already, s->act.replies_limited,
-		s->act.replies_muted, s->act.checks_failed,
+		s->act.replies_muted, s->act.replies_held,
+		s->act.replies_dropped, s->act.checks_failed,
 		s->act.replies_failed, s->work_failed, s->source_errors,
 		s->act.auth_failed);
 }

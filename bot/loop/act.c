@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bot/sys/log.h"
 #include "bot/outbox/policy.h"
 #include "bot/outbox/store.h"
 #include "bot/loop/command.h"
+#include "bot/loop/hold.h"
 
 static void report(struct act *a, const char *what, const char *text)
 {
@@ -442,6 +444,12 @@ static void reply_done(struct act *a, const char *kind,
 	case REPLY_ALREADY:
 		a->st.replies_already++;
 		break;
+	case REPLY_HELD:
+		a->st.replies_held++;
+		log_info("reply %s to <%s> held in the outbox as <%s> (%s): %s",
+			 kind, p->message_id, o->message_id, o->subsystem,
+			 "see patchtriage outbox list");
+		break;
 	case REPLY_RATE_LIMITED:
 		a->st.replies_limited++;
 		log_info("reply %s to <%s> waits: rate limit of %s", kind,
@@ -570,6 +578,18 @@ static int flush_row(struct act *a, const struct outbox_row *r)
 			 pt_error_last());
 	}
 	return 0;
+}
+
+int act_release(struct act *a)
+{
+	struct hold_stats hs = { 0, 0 };
+	int rc;
+
+	if (a->dry_run)
+		return 0;
+	rc = hold_release_due(a->db, a->lk, a->pol, time(NULL), &hs);
+	a->st.replies_dropped += hs.dropped;
+	return rc;
 }
 
 int act_flush(struct act *a)

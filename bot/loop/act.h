@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "scoring/store/db.h"
+#include "scoring/lists/lookup.h"
 #include "scoring/patch/patch.h"
 #include "bot/patchwork/patchwork.h"
 #include "bot/outbox/policy.h"
@@ -29,6 +30,8 @@ struct act_stats {
 	size_t checks_posted, checks_unchanged, checks_reconciled;
 	size_t replies_sent, replies_already, replies_limited;
 	size_t replies_muted; /* held back by a mute or mute-list */
+	size_t replies_held;  /* put in the outbox to wait (approve, embargo) */
+	size_t replies_dropped; /* embargo over, the thread had moved on */
 	size_t checks_failed, replies_failed;	 /* attempts that failed */
 	char check_error[256], reply_error[256]; /* the last of each */
 	size_t auth_failed;   /* of any kind: credentials refused (PT_EAUTH) */
@@ -47,6 +50,7 @@ struct act {
 	struct pw *pw; /* NULL: no Patchwork configured */
 	const struct policy *pol;
 	const struct smtp_opts *smtp; /* NULL: no SMTP configured */
+	struct lookup *lk; /* the threading, for embargoes; may be NULL */
 	int dry_run;
 	act_report_fn report;
 	void *report_ctx;
@@ -99,5 +103,12 @@ int act_reply(struct act *a, const char *series_key, const char *kind,
  * stored message.  Replies left 'sending' are never sent again.
  */
 int act_flush(struct act *a);
+
+/*
+ * Release or drop the replies whose embargo is over (bot/loop/hold.h).
+ * The loop calls it after reading its sources, so that what arrived
+ * while the bot was down counts; nothing in a dry run.
+ */
+int act_release(struct act *a);
 
 #endif

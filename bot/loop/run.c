@@ -269,6 +269,7 @@ static void act_bind(struct run *r)
 	r->act.pw = r->c.pw;
 	r->act.pol = r->c.pol;
 	r->act.smtp = r->c.have_smtp ? &r->c.smtp : NULL;
+	r->act.lk = r->lk;
 	r->act.dry_run = r->o.dry_run;
 	r->act.report = r->o.report;
 	r->act.report_ctx = r->o.report_ctx;
@@ -704,6 +705,8 @@ int run_loop(struct run *r, int (*stop)(void))
 			poll_imap(r);
 		src = r->last_source_rc;
 		rc = run_drain(r, stop);
+		if (!rc)
+			rc = act_release(&r->act);
 		if (!rc)
 			rc = act_flush(&r->act);
 		if (!rc)

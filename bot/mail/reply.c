@@ -19,8 +19,9 @@
 const char *reply_status_name(enum reply_status s)
 {
 	static const char *const names[] = {
-		"sent",	      "dry-run",	 "already-sent", "not-opted-in",
-		"action-off", "below-threshold", "rate-limited", "muted",
+		"sent",		"dry-run",    "already-sent",
+		"not-opted-in", "action-off", "below-threshold",
+		"rate-limited", "muted",      "held",
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(*names) ? names[s] : "?";
@@ -314,10 +315,46 @@ static int send_recorded(struct reply_out *out, const struct policy *pol,
 	return rc;
 }
 
+/*
+ * Record the reply and hold it in one savepoint ('waiting' for approval
+ * or until the embargo ends): a crash never leaves it 'intended', which
+ * the flush would send.
+ */
+static int hold_new(struct reply_out *out, const struct policy_subsys *s,
+		    struct db *db, const char *kind, const char *targets,
+		    const char *about)
+{
+	int64_t id = 0, when = 0;
+	int rc, own;
+
+	if (s->reply_mode != POLICY_APPROVE)
+		when = (int64_t)time(NULL) + (int64_t)s->embargo_hours * 3600;
+	rc = db_savepoint(db, "hold", &own);
+	if (rc)
+		return rc;
+	rc = store_outbox_intend(db, kind, out->message_id, s->name, targets,
+				 out->message, &id);
+	if (!rc)
+		rc = store_outbox_hold(db, id,
+				       s->reply_mode == POLICY_APPROVE
+					       ? "approve"
+					       : "embargo",
+				       when, about);
+	rc = db_release(db, "hold", own, rc);
+	if (!rc)
+		out->status = REPLY_HELD;
+	return rc;
+}
+
+static int held(const struct policy_subsys *s)
+{
+	return s->reply_mode == POLICY_APPROVE || s->embargo_hours > 0;
+}
+
 static int send_once(struct reply_out *out, const struct policy *pol,
 		     const struct policy_subsys *s,
 		     const struct smtp_opts *smtp, struct db *db,
-		     const char *kind)
+		     const char *kind, const char *about)
 {
 	struct outbox_row row;
 	char *targets;
@@ -336,6 +373,16 @@ static int send_once(struct reply_out *out, const struct policy *pol,
 		targets = rc ? NULL : join_targets(out->rcpts);
 		if (!rc && !targets)
 			rc = PT_ENOMEM;
+		if (!rc && held(s)) {
+			rc = hold_new(out, s, db, kind, targets, about);
+			free(targets);
+			if (rc == PT_EEXISTS) { /* another process held it */
+				pt_error_clear();
+				out->status = REPLY_ALREADY;
+				rc = 0;
+			}
+			return rc;
+		}
 		if (!rc)
 			rc = store_outbox_intend(db, kind, out->message_id,
 						 s->name, targets, out->message,
@@ -410,7 +457,7 @@ int reply_for_patch(struct reply_out *out, const struct policy *pol,
 	if (!rc && (dry_run || pol->dry_run || !smtp))
 		rc = dry_status(out, s, db, kind.ptr);
 	else if (!rc)
-		rc = send_once(out, pol, s, smtp, db, kind.ptr);
+		rc = send_once(out, pol, s, smtp, db, kind.ptr, p->message_id);
 	buf_free(&kind);
 	if (rc) {
 		enum reply_status st = out->status;

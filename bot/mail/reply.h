@@ -41,6 +41,7 @@ enum reply_status {
 	REPLY_BELOW_THRESHOLD,
 	REPLY_RATE_LIMITED,
 	REPLY_MUTED, /* the series or its subsystem was muted (act.c) */
+	REPLY_HELD,  /* in the outbox, waiting: approval or an embargo */
 };
 
 const char *reply_status_name(enum reply_status s);

@@ -148,6 +148,9 @@ static int body_vars(struct tpl_vars *v, const struct policy *pol,
 	if (!rc)
 		rc = tpl_set(v, "suggested_fixes",
 			     in->suggested_fixes ? in->suggested_fixes : "");
+	if (!rc) /* approve mode: it is sent only once a person approved */
+		rc = tpl_set(v, "approval",
+			     s->reply_mode == POLICY_APPROVE ? "1" : "");
 	if (!rc)
 		rc = reasons_vars(v, in);
 	free(first);

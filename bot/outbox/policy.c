@@ -161,11 +161,59 @@ static void hash_subsys(struct policy_subsys *s)
 	h = hash_strv(h, s->maint_names);
 	h = hash_strv(h, s->paths);
 	h = hash_strv(h, s->recipients);
-	snprintf(num, sizeof(num), "%u %.17g %.17g %ld", s->actions,
-		 s->risk_threshold, s->stable_threshold, s->rate_limit);
+	snprintf(num, sizeof(num), "%u %.17g %.17g %ld %d %ld", s->actions,
+		 s->risk_threshold, s->stable_threshold, s->rate_limit,
+		 (int)s->reply_mode, s->embargo_hours);
 	h = hash_str(h, num);
 	snprintf(s->conf_hash, sizeof(s->conf_hash), "%016llx",
 		 (unsigned long long)h);
+}
+
+static int parse_mode(const char *key, const char *v, enum policy_mode *out)
+{
+	if (!strcmp(v, "auto"))
+		*out = POLICY_AUTO;
+	else if (!strcmp(v, "approve"))
+		*out = POLICY_APPROVE;
+	else
+		return pt_error_set(PT_EINVAL,
+				    "%s = '%s': expected auto or approve", key,
+				    v);
+	return 0;
+}
+
+/* reply-mode and embargo-hours, each defaulting to the [reply] key. */
+static int load_hold(struct policy_subsys *s, struct config *cfg,
+		     const char *name)
+{
+	struct buf k = BUF_INIT;
+	char *v = NULL, *def = NULL;
+	long hours = 0;
+	int rc;
+
+	rc = config_get_string(cfg, "reply.mode", "auto", &def);
+	if (!rc)
+		rc = buf_addf(&k, "subsystem.%s.reply-mode", name);
+	if (!rc)
+		rc = config_get_string(cfg, k.ptr, NULL, &v);
+	if (!rc)
+		rc = parse_mode(v ? k.ptr : "reply.mode", v ? v : def,
+				&s->reply_mode);
+	if (rc)
+		rc = pt_error_wrap(rc, "config '%s'", config_path(cfg));
+	if (!rc)
+		rc = config_get_int_range(cfg, "reply.embargo-hours", 0, 0,
+					  24 * 30, &hours);
+	buf_reset(&k);
+	if (!rc)
+		rc = buf_addf(&k, "subsystem.%s.embargo-hours", name);
+	if (!rc)
+		rc = config_get_int_range(cfg, k.ptr, hours, 0, 24 * 30,
+					  &s->embargo_hours);
+	free(v);
+	free(def);
+	buf_free(&k);
+	return rc;
 }
 
 static int load_subsys(struct policy_subsys *s, struct config *cfg,
@@ -210,6 +258,8 @@ static int load_subsys(struct policy_subsys *s, struct config *cfg,
 		rc = buf_addf(&k, "subsystem.%s.rate-limit", name);
 	if (!rc)
 		rc = config_get_int(cfg, k.ptr, 10, &s->rate_limit);
+	if (!rc)
+		rc = load_hold(s, cfg, name);
 	if (!rc)
 		hash_subsys(s);
 	config_strv_free(acts);

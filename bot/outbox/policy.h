@@ -5,7 +5,10 @@
  * bot may do there (actions = check reply), from which estimate on
  * (risk-threshold, stable-threshold), to whom replies go (recipients =
  * author list maintainers, or addresses; list = the list's address) and
- * how often (rate-limit, actions per hour, counted in the outbox).  A
+ * how often (rate-limit, actions per hour, counted in the outbox),
+ * whether a reply waits for a maintainer's approval (reply-mode = auto |
+ * approve, default reply.mode) or for embargo-hours (default
+ * reply.embargo-hours, 0) before it goes out.  A
  * patch that matches no section gets nothing.
  */
 #ifndef PT_POLICY_H
@@ -19,6 +22,7 @@
 #include "scoring/patch/patch.h"
 
 enum { POLICY_CHECK = 1, POLICY_REPLY = 2 };
+enum policy_mode { POLICY_AUTO = 0, POLICY_APPROVE };
 
 struct policy_subsys {
 	char *name;
@@ -30,8 +34,10 @@ struct policy_subsys {
 	unsigned actions;
 	double risk_threshold;
 	double stable_threshold;
-	char **recipients;  /* "author", "list", "maintainers", addresses */
-	long rate_limit;    /* actions per hour per kind; 0: none */
+	char **recipients; /* "author", "list", "maintainers", addresses */
+	long rate_limit;   /* actions per hour per kind; 0: none */
+	enum policy_mode reply_mode; /* reply-mode, else reply.mode */
+	long embargo_hours; /* embargo-hours, else reply.embargo-hours */
 	char conf_hash[17]; /* of the section as read: a mute-list holds
 			       while this stays the same */
 };

@@ -33,6 +33,13 @@ static const struct db_step outbox_steps[] = {
 	      " created INTEGER NOT NULL, UNIQUE (message_id, command));"
 	      "CREATE INDEX control_commands_series ON control_commands"
 	      " (command, state, series_key);" },
+	/* 15: replies held for approval or an embargo (reply.mode,
+	 * reply.embargo-hours): why, until when, about which patch, and
+	 * who approved */
+	{ 15, "ALTER TABLE outbox ADD COLUMN hold TEXT;"
+	      "ALTER TABLE outbox ADD COLUMN release_at INTEGER;"
+	      "ALTER TABLE outbox ADD COLUMN about TEXT;"
+	      "ALTER TABLE outbox ADD COLUMN approved_by TEXT;" },
 };
 
 const struct db_schema outbox_schema = {

@@ -11,18 +11,20 @@
 #include <time.h>
 
 static const char *const outbox_names[] = { "intended", "sending", "sent",
-					    "failed", "skipped" };
+					    "failed",	"skipped", "waiting",
+					    "dropped" };
+#define NSTATES (sizeof(outbox_names) / sizeof(outbox_names[0]))
 
 const char *outbox_state_name(enum outbox_state s)
 {
-	return (unsigned)s < 5 ? outbox_names[s] : "unknown";
+	return (unsigned)s < NSTATES ? outbox_names[s] : "unknown";
 }
 
 static int outbox_state_parse(const char *s)
 {
 	int i;
 
-	for (i = 0; s && i < 5; i++)
+	for (i = 0; s && i < (int)NSTATES; i++)
 		if (!strcmp(s, outbox_names[i]))
 			return i;
 	return OUTBOX_FAILED;
@@ -269,6 +271,10 @@ void outbox_row_clear(struct outbox_row *r)
 	free(r->target);
 	free(r->payload);
 	free(r->remote_ref);
+	free(r->hold);
+	free(r->about);
+	free(r->approved_by);
+	free(r->note);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -343,9 +349,10 @@ int store_outbox_set(struct db *db, int64_t id, enum outbox_state state,
 	return rc;
 }
 
-#define OUTBOX_COLS                                                \
-	"id, kind, dedupe_key, subsystem, target, payload, state," \
-	" remote_ref, created"
+#define OUTBOX_COLS                                                   \
+	"id, kind, dedupe_key, subsystem, target, payload, state,"    \
+	" remote_ref, created, hold, release_at, about, approved_by," \
+	" last_error"
 
 static int read_row(sqlite3_stmt *st, struct outbox_row *r)
 {
@@ -358,6 +365,11 @@ static int read_row(sqlite3_stmt *st, struct outbox_row *r)
 	r->state = outbox_state_parse((const char *)sqlite3_column_text(st, 6));
 	r->remote_ref = col_dup(st, 7);
 	r->created = sqlite3_column_int64(st, 8);
+	r->hold = col_dup(st, 9);
+	r->release_at = sqlite3_column_int64(st, 10);
+	r->about = col_dup(st, 11);
+	r->approved_by = col_dup(st, 12);
+	r->note = col_dup(st, 13);
 	return r->kind && r->dedupe_key && r->target && r->payload ? 0
 								   : PT_ENOMEM;
 }
@@ -433,5 +445,80 @@ int store_outbox_count_since(struct db *db, const char *subsystem,
 	if (!rc)
 		*n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_outbox_hold(struct db *db, int64_t id, const char *hold,
+		      int64_t release_at, const char *about)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"UPDATE outbox SET state = 'waiting', hold = ?2,"
+			" release_at = ?3, about = ?4, updated = ?5"
+			" WHERE id = ?1 AND state = 'intended'");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, hold, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, release_at);
+	sqlite3_bind_text(st, 4, about, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, time(NULL));
+	return step_done(db, st, "holding an action");
+}
+
+int store_outbox_by_id(struct db *db, int64_t id, struct outbox_row *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = db_prepare(&st, db,
+			"SELECT " OUTBOX_COLS " FROM outbox WHERE id = ?");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		rc = read_row(st, out);
+	else if (rc == SQLITE_DONE)
+		rc = pt_error_set(PT_ENOTFOUND, "no action %lld in the outbox",
+				  (long long)id);
+	else
+		rc = db_error(db, "reading an action");
+	sqlite3_finalize(st);
+	if (rc)
+		outbox_row_clear(out);
+	return rc;
+}
+
+int store_outbox_release(struct db *db, int64_t id, enum outbox_state to,
+			 const char *who, const char *note)
+{
+	struct outbox_row r;
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = db_prepare(&st, db,
+			"UPDATE outbox SET state = ?2, updated = ?3,"
+			" approved_by = CASE WHEN ?2 = 'intended' THEN ?4"
+			" ELSE approved_by END, last_error = ?5"
+			" WHERE id = ?1 AND state = 'waiting'");
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, outbox_state_name(to), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, time(NULL));
+	sqlite3_bind_text(st, 4, who, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, note, -1, SQLITE_STATIC);
+	rc = step_done(db, st, "releasing an action");
+	if (rc || sqlite3_changes(db->h))
+		return rc;
+	rc = store_outbox_by_id(db, id, &r);
+	if (!rc)
+		rc = pt_error_set(PT_EINVAL, "action %lld is %s, not waiting",
+				  (long long)id, outbox_state_name(r.state));
+	outbox_row_clear(&r);
 	return rc;
 }

@@ -65,6 +65,8 @@ enum outbox_state {
 	OUTBOX_SENT,
 	OUTBOX_FAILED,
 	OUTBOX_SKIPPED, /* reconciled: already on the remote side */
+	OUTBOX_WAITING, /* a reply held: for approval or an embargo */
+	OUTBOX_DROPPED, /* a held reply that will never be sent */
 };
 
 const char *outbox_state_name(enum outbox_state s);
@@ -79,6 +81,11 @@ struct outbox_row {
 	enum outbox_state state;
 	char *remote_ref;
 	int64_t created;
+	char *hold;	    /* held replies: "approve" or "embargo" */
+	int64_t release_at; /* embargo: when it is due */
+	char *about;	    /* held replies: the patch's Message-ID */
+	char *approved_by;  /* who approved it, or NULL */
+	char *note;	    /* last_error: why failed or dropped */
 };
 
 void outbox_row_clear(struct outbox_row *r);
@@ -98,6 +105,21 @@ typedef int (*outbox_cb)(const struct outbox_row *r, void *ctx);
 /* Rows in a state, oldest first; a non-zero return from cb stops. */
 int store_outbox_foreach(struct db *db, enum outbox_state state, outbox_cb cb,
 			 void *ctx);
+/*
+ * Hold an intended reply: 'waiting', for approval (hold "approve") or
+ * until release_at (hold "embargo"); about is the patch it answers.
+ */
+int store_outbox_hold(struct db *db, int64_t id, const char *hold,
+		      int64_t release_at, const char *about);
+/* The row of id; PT_ENOTFOUND naming it when there is none. */
+int store_outbox_by_id(struct db *db, int64_t id, struct outbox_row *out);
+/*
+ * A waiting row to 'intended' (approved by who: the next flush sends
+ * it) or to 'dropped', note kept as the row's error.  PT_ENOTFOUND for
+ * no such row, PT_EINVAL naming its state for a row not waiting.
+ */
+int store_outbox_release(struct db *db, int64_t id, enum outbox_state to,
+			 const char *who, const char *note);
 /* Actions of kind for subsystem created at or after since (rate limit). */
 int store_outbox_count_since(struct db *db, const char *subsystem,
 			     const char *kind, int64_t since, long *n);

@@ -219,3 +219,43 @@ int lookup_applies_on_list(struct lookup *lk, const char *email,
 	sqlite3_finalize(st);
 	return rc;
 }
+
+int lookup_thread_news(struct lookup *lk, const char *msgid, int64_t since,
+		       const char *exclude, int *newer, char **replier)
+{
+	sqlite3_stmt *st;
+	const unsigned char *t;
+	int rc;
+
+	*newer = 0;
+	*replier = NULL;
+	rc = db_prepare(&st, lk->db,
+			"SELECT EXISTS (SELECT 1 FROM series_versions v"
+			"  WHERE v.prev_series_id = p.series_id),"
+			" (SELECT r.author_email FROM replies r JOIN messages m"
+			"  ON m.message_id = r.message_id JOIN series s"
+			"  ON s.id = p.series_id WHERE r.series_id = p.series_id"
+			"  AND r.bot IS NULL AND m.received >= ?2"
+			"  AND lower(coalesce(r.author_email, '')) !="
+			"  lower(coalesce(s.author_email, ''))"
+			"  AND lower(coalesce(r.author_email, '')) !="
+			"  lower(coalesce(?3, '')) ORDER BY m.received LIMIT 1)"
+			" FROM patches p WHERE p.message_id = ?1");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, msgid, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, since);
+	sqlite3_bind_text(st, 3, exclude, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*newer = sqlite3_column_int(st, 0);
+		t = sqlite3_column_text(st, 1);
+		*replier = t ? pt_strdup((const char *)t) : NULL;
+		rc = t && !*replier ? PT_ENOMEM : 0;
+	} else {
+		rc = rc == SQLITE_DONE ? 0
+				       : db_error(lk->db, "reading a thread");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

@@ -84,4 +84,15 @@ int lookup_keep_raw(struct lookup *lk, const char *msgid, const char *raw,
 int lookup_applies_on_list(struct lookup *lk, const char *email,
 			   const char *list_id, int *yes);
 
+/*
+ * What happened in the thread of patch msgid since a time (seconds,
+ * when the mails were threaded): *newer is 1 when a later version of
+ * its series is linked, *replier (fresh, NULL when none) the address of
+ * a person who replied in the series' thread since then (not the
+ * series' author, not a known bot, not exclude).  A patch the tables do
+ * not know leaves both empty.
+ */
+int lookup_thread_news(struct lookup *lk, const char *msgid, int64_t since,
+		       const char *exclude, int *newer, char **replier);
+
 #endif
