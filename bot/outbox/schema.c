@@ -24,8 +24,8 @@ static const struct db_step outbox_steps[] = {
 	  " last_error TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL);"
 	  "CREATE INDEX outbox_state ON outbox (state);"
 	  "CREATE INDEX outbox_rate ON outbox (subsystem, kind, created);" },
-	/* 14: maintainers' commands (control.c) */
-	{ 14, "CREATE TABLE control_commands ("
+	/* 16: maintainers' commands (control.c) */
+	{ 16, "CREATE TABLE control_commands ("
 	      " id INTEGER PRIMARY KEY, message_id TEXT NOT NULL,"
 	      " command TEXT NOT NULL, source TEXT NOT NULL, series_key TEXT,"
 	      " subsystem TEXT, conf_hash TEXT, who TEXT,"
@@ -33,10 +33,10 @@ static const struct db_step outbox_steps[] = {
 	      " created INTEGER NOT NULL, UNIQUE (message_id, command));"
 	      "CREATE INDEX control_commands_series ON control_commands"
 	      " (command, state, series_key);" },
-	/* 15: replies held for approval or an embargo (reply.mode,
+	/* 17: replies held for approval or an embargo (reply.mode,
 	 * reply.embargo-hours): why, until when, about which patch, and
 	 * who approved */
-	{ 15, "ALTER TABLE outbox ADD COLUMN hold TEXT;"
+	{ 17, "ALTER TABLE outbox ADD COLUMN hold TEXT;"
 	      "ALTER TABLE outbox ADD COLUMN release_at INTEGER;"
 	      "ALTER TABLE outbox ADD COLUMN about TEXT;"
 	      "ALTER TABLE outbox ADD COLUMN approved_by TEXT;" },

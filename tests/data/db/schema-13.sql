@@ -1,7 +1,7 @@
 CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE work_queue ( id INTEGER PRIMARY KEY, kind TEXT NOT NULL, key TEXT NOT NULL, payload TEXT, state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, not_before INTEGER NOT NULL DEFAULT 0, last_error TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL, UNIQUE (kind, key));
 CREATE INDEX work_queue_ready ON work_queue (state, not_before);
-CREATE TABLE outbox ( id INTEGER PRIMARY KEY, kind TEXT NOT NULL, dedupe_key TEXT NOT NULL UNIQUE, subsystem TEXT, target TEXT NOT NULL, payload TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'intended', remote_ref TEXT, last_error TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL);
+CREATE TABLE outbox ( id INTEGER PRIMARY KEY, kind TEXT NOT NULL, dedupe_key TEXT NOT NULL UNIQUE, subsystem TEXT, target TEXT NOT NULL, payload TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'intended', remote_ref TEXT, last_error TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL, hold TEXT, release_at INTEGER, about TEXT, approved_by TEXT);
 CREATE INDEX outbox_state ON outbox (state);
 CREATE INDEX outbox_rate ON outbox (subsystem, kind, created);
 CREATE TABLE imap_folders ( account TEXT NOT NULL, folder TEXT NOT NULL, uidvalidity INTEGER NOT NULL, last_uid INTEGER NOT NULL, updated INTEGER NOT NULL, PRIMARY KEY (account, folder));
@@ -62,3 +62,5 @@ CREATE TABLE hist_authors ( repo_id INTEGER NOT NULL, author_id INTEGER NOT NULL
 CREATE TABLE hist_components ( repo_id INTEGER NOT NULL, component TEXT NOT NULL, n INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY (repo_id, component));
 CREATE TABLE list_maintainers ( email TEXT PRIMARY KEY, source TEXT NOT NULL);
 CREATE TABLE pw_events_held ( url TEXT NOT NULL, project TEXT NOT NULL, fp INTEGER NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, given_up INTEGER NOT NULL DEFAULT 0, met INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (url, project, fp));
+CREATE TABLE control_commands ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL, command TEXT NOT NULL, source TEXT NOT NULL, series_key TEXT, subsystem TEXT, conf_hash TEXT, who TEXT, state TEXT NOT NULL, reason TEXT, detail TEXT, created INTEGER NOT NULL, UNIQUE (message_id, command));
+CREATE INDEX control_commands_series ON control_commands (command, state, series_key);
