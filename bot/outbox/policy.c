@@ -314,6 +314,21 @@ static int load_maintainers(struct policy *p, struct config *cfg)
 	return rc;
 }
 
+static int check_mode(struct config *cfg)
+{
+	enum policy_mode m;
+	char *v = NULL;
+	int rc;
+
+	rc = config_get_string(cfg, "reply.mode", "auto", &v);
+	if (!rc)
+		rc = parse_mode("reply.mode", v, &m);
+	if (rc)
+		rc = pt_error_wrap(rc, "config '%s'", config_path(cfg));
+	free(v);
+	return rc;
+}
+
 static int load_reply_opts(struct policy *p, struct config *cfg)
 {
 	int rc;
@@ -329,6 +344,8 @@ static int load_reply_opts(struct policy *p, struct config *cfg)
 				       &p->msgid_domain);
 	if (!rc)
 		rc = config_get_bool(cfg, "policy.dry-run", 0, &p->dry_run);
+	if (!rc) /* checked here too: with no subsystem it is still read */
+		rc = check_mode(cfg);
 	return rc;
 }
 

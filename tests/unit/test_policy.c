@@ -105,11 +105,77 @@ static void test_threshold_not_a_probability(void **state)
 	policy_free(p);
 }
 
+/* reply-mode and embargo-hours: defaults, overrides, clear errors. */
+static void test_hold_keys(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	assert_int_equal(load("[reply]\n\tmode = approve\n"
+			      "\tembargo-hours = 6\n"
+			      "[subsystem \"a\"]\n\tactions = reply\n"
+			      "[subsystem \"b\"]\n\treply-mode = auto\n"
+			      "\tembargo-hours = 0\n",
+			      &p),
+			 0);
+	assert_int_equal(p->s[0].reply_mode, POLICY_APPROVE);
+	assert_int_equal(p->s[0].embargo_hours, 6);
+	assert_int_equal(p->s[1].reply_mode, POLICY_AUTO);
+	assert_int_equal(p->s[1].embargo_hours, 0);
+	policy_free(p);
+	assert_int_equal(load("[subsystem \"a\"]\n\treply-mode = later\n", &p),
+			 PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "subsystem.a.reply-mode"));
+	assert_non_null(strstr(pt_error_last(), "'later'"));
+	assert_int_equal(load("[reply]\n\tmode = yes\n[subsystem \"a\"]\n", &p),
+			 PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "reply.mode"));
+	assert_int_equal(load("[subsystem \"a\"]\n\tembargo-hours = 721\n", &p),
+			 PT_EINVAL);
+	assert_non_null(strstr(pt_error_last(), "embargo-hours"));
+	assert_int_equal(load("[subsystem \"a\"]\n\tembargo-hours = -1\n", &p),
+			 PT_EINVAL);
+}
+
+/* The section's hash: the same values give it, any change moves it. */
+static void test_conf_hash(void **state)
+{
+	static const char *const base = "[subsystem \"a\"]\n"
+					"\tactions = reply\n"
+					"\tpaths = drivers/pwm/*\n";
+	char text[256], h0[17];
+	struct policy *p;
+
+	(void)state;
+	assert_int_equal(load(base, &p), 0);
+	memcpy(h0, p->s[0].conf_hash, sizeof(h0));
+	assert_int_equal(strlen(h0), 16);
+	policy_free(p);
+	/* the same values, another order and a comment: the same hash */
+	assert_int_equal(load("# pwm\n[subsystem \"a\"]\n"
+			      "\tpaths = drivers/pwm/*\n"
+			      "\tactions = reply\n",
+			      &p),
+			 0);
+	assert_string_equal(p->s[0].conf_hash, h0);
+	policy_free(p);
+	snprintf(text, sizeof(text), "%s\trate-limit = 9\n", base);
+	assert_int_equal(load(text, &p), 0);
+	assert_string_not_equal(p->s[0].conf_hash, h0);
+	policy_free(p);
+	snprintf(text, sizeof(text), "%s\tembargo-hours = 2\n", base);
+	assert_int_equal(load(text, &p), 0);
+	assert_string_not_equal(p->s[0].conf_hash, h0);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_load_and_match),
 		cmocka_unit_test(test_threshold_not_a_probability),
+		cmocka_unit_test(test_hold_keys),
+		cmocka_unit_test(test_conf_hash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
