@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "bot/outbox/control.h"
+#include "bot/outbox/store.h"
 #include "bot/sys/log.h"
 
 /* What the commands of one message are judged against. */
@@ -128,6 +129,35 @@ static int said(struct db *db, const char *key, char **out)
 	return rc;
 }
 
+/*
+ * A mute holds for the replies already waiting in the outbox too
+ * (approval or embargo): they are dropped, and logged.
+ */
+static int drop_held(const struct command_env *e,
+		     const struct command_series *s,
+		     const struct control_row *r)
+{
+	struct buf note = BUF_INIT;
+	size_t i;
+	int rc, k, n = 0;
+
+	rc = buf_addf(&note, "dropped: %s muted by %s",
+		      r->cmd == CONTROL_MUTE ? "series" : "list", r->who);
+	if (!rc && r->cmd == CONTROL_MUTE_LIST)
+		rc = store_outbox_drop_waiting(e->db, NULL, r->subsystem,
+					       note.ptr, &n);
+	for (i = 0; !rc && r->cmd == CONTROL_MUTE && i < s->n; i++) {
+		rc = store_outbox_drop_waiting(e->db, s->patches[i]->message_id,
+					       NULL, note.ptr, &k);
+		n += rc ? 0 : k;
+	}
+	if (!rc && n)
+		log_info("%d held repl%s %s", n, n == 1 ? "y" : "ies",
+			 note.ptr);
+	buf_free(&note);
+	return rc;
+}
+
 static int one_command(const struct command_env *e, const struct command_msg *m,
 		       const struct command_series *s, const struct judge *j,
 		       unsigned cmd, size_t *n)
@@ -165,6 +195,8 @@ static int one_command(const struct command_env *e, const struct command_msg *m,
 			 "ignored: %s",
 			 control_name(cmd), m->from ? m->from : "?",
 			 m->message_id, m->source, r.reason);
+	if (!rc && r.state == CONTROL_ACTED && cmd != CONTROL_WRONG)
+		rc = drop_held(e, s, &r);
 	if (!rc && n)
 		(*n)++;
 	free(detail);

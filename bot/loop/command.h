@@ -10,7 +10,9 @@
  * (policy.maintainers-file) covering a file the series touches, or
  * someone seen applying patches on the subsystem's list (an "applied"
  * reply in the imported archive).  Anyone else's command is recorded as
- * ignored, with the reason, and logged.
+ * ignored, with the reason, and logged.  A mute (mute-list) acted on
+ * also drops the replies of the series (subsystem) that wait in the
+ * outbox for approval or an embargo.
  */
 #ifndef PT_COMMAND_H
 #define PT_COMMAND_H

@@ -522,3 +522,27 @@ int store_outbox_release(struct db *db, int64_t id, enum outbox_state to,
 	outbox_row_clear(&r);
 	return rc;
 }
+
+int store_outbox_drop_waiting(struct db *db, const char *about,
+			      const char *subsystem, const char *note, int *n)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*n = 0;
+	rc = db_prepare(&st, db,
+			"UPDATE outbox SET state = 'dropped', updated = ?3,"
+			" last_error = ?4 WHERE state = 'waiting' AND"
+			" (CASE WHEN ?1 IS NOT NULL THEN about = ?1"
+			" ELSE subsystem IS ?2 END)");
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, about, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, subsystem, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, time(NULL));
+	sqlite3_bind_text(st, 4, note, -1, SQLITE_STATIC);
+	rc = step_done(db, st, "dropping held replies");
+	if (!rc)
+		*n = sqlite3_changes(db->h);
+	return rc;
+}

@@ -120,6 +120,12 @@ int store_outbox_by_id(struct db *db, int64_t id, struct outbox_row *out);
  */
 int store_outbox_release(struct db *db, int64_t id, enum outbox_state to,
 			 const char *who, const char *note);
+/*
+ * Drop the waiting replies about patch about (or, about NULL, every
+ * waiting reply of subsystem), note kept as their error; *n counts them.
+ */
+int store_outbox_drop_waiting(struct db *db, const char *about,
+			      const char *subsystem, const char *note, int *n);
 /* Actions of kind for subsystem created at or after since (rate limit). */
 int store_outbox_count_since(struct db *db, const char *subsystem,
 			     const char *kind, int64_t since, long *n);

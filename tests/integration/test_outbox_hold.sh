@@ -7,7 +7,8 @@
 # malformed ID a usage error (2).  With embargo-hours (pwm) replies wait;
 # when the embargo is over (moved back in the state here: it is an
 # hour) one whose series got a v2 is dropped, one whose thread a
-# reviewer answered is dropped, the others are sent.
+# reviewer answered is dropped, the others are sent.  A mute drops the
+# replies of its series that wait.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
 . "$PT_SOURCE_DIR/tests/lib/botenv.sh"
@@ -76,6 +77,23 @@ check "it says a person approved it" grep -lq 'approved it before it' "$SMTP_MAI
 check "it is the approved row" [ "$(sql "SELECT state || ':' || approved_by FROM outbox WHERE id = $id1")" = "sent:${USER:-$(id -un)}" ]
 check "the dropped one stays dropped" [ "$(sql "SELECT state FROM outbox WHERE id = $id2")" = dropped ]
 check "pwm still waits" [ "$(to_list linux-pwm)" = 0 ]
+
+# ---- a mute drops the replies of its series that wait -----------------
+id3=$(sql "SELECT min(id) FROM outbox WHERE state = 'waiting' AND hold = 'approve'")
+check "another netdev reply waits ($id3)" [ -n "$id3" ]
+about3=$(sql "SELECT about FROM outbox WHERE id = $id3")
+s3=$(sql "SELECT series_id FROM patches WHERE message_id = '$about3'")
+auth3=$(sql "SELECT author_email FROM series WHERE id = $s3")
+n3=$(sql "SELECT count(*) FROM outbox o JOIN patches p ON p.message_id = o.about WHERE p.series_id = $s3 AND o.state = 'waiting'")
+printf 'From: <%s>\nTo: netdev@vger.kernel.org\nSubject: Re: x\nDate: %s\nMessage-ID: <mute-3@test.example>\nIn-Reply-To: <%s>\nReferences: <%s>\nList-Id: <netdev.vger.kernel.org>\n\npatchtriage: mute\n' \
+	"$auth3" "$(date -R)" "$about3" "$about3" >"$tmp/mute3.eml"
+mail_deliver "$tmp/mute3.eml" netdev
+pt run --once >/dev/null 2>"$tmp/run2b.err"
+check "the mute pass exits 0" [ $? = 0 ]
+check "the series' waiting replies are dropped ($n3)" \
+	[ "$(sql "SELECT count(*) FROM outbox o JOIN patches p ON p.message_id = o.about WHERE p.series_id = $s3 AND o.state = 'dropped' AND o.last_error = 'dropped: series muted by $auth3'")" = "$n3" ]
+expect_exit 1 pt outbox approve "$id3"
+check "nothing more is sent" [ "$(sent)" = 1 ]
 
 # ---- the embargo ends: v2 drops one series' replies, others go -----------
 p1=$(sql "SELECT about FROM outbox WHERE hold = 'embargo' ORDER BY id LIMIT 1")
