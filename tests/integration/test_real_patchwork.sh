@@ -11,9 +11,10 @@
 #     event is seen, every series is read and skipped for age).
 #  B. ages opened wide, run.since before the archive (with a zone suffix,
 #     which the real server answers 500 to unless the bot drops it): every
-#     patch of every complete series gets its patchtriage-risk check, none
-#     twice; a second pass posts and sends nothing; the token is in no log.
-# Series that never complete are counted apart and not asserted on.
+#     patch of every complete series gets its patchtriage-risk check, and
+#     with run.series-wait 1 s so does every patch of a series that never
+#     completes; none twice; a second pass posts and sends nothing; the
+#     token is in no log.
 #
 # Skips (77) without the Patchwork source (PATCHTRIAGE_PATCHWORK_TREE, a
 # work tree at v3.1.3, else the bare mirror ../.mirror/getpatchwork+
@@ -171,6 +172,8 @@ EOF
 	poll-interval = 1
 EOF
 		[ -n "$2" ] && printf '\tsince = %s\n' "$2"
+		# a series that never completes is scored after this wait
+		[ "$3" = wide ] && printf '\tseries-wait = 1\n'
 		cat <<EOF
 [subsystem "pwm"]
 	list-id = linux-pwm.vger.kernel.org
@@ -248,6 +251,11 @@ pt_checks=$((pt_checks + 1))
 	"patchtriage-risk check: $("$py" -c 'import json, sys
 print(json.loads(sys.argv[1])["complete_without_risk_check"][:20])' "$c2")"
 pt_checks=$((pt_checks + 1))
+inc_missing=$("$py" -c 'import json, sys
+print(len(json.loads(sys.argv[1])["incomplete_without_risk_check"]))' "$c2")
+[ "$inc_missing" = 0 ] || fail "B: $inc_missing patches of series that" \
+	"never completed have no patchtriage-risk check (run.series-wait 1 s)"
+pt_checks=$((pt_checks + 1))
 [ "$(jget "$c2" duplicate_checks)" = 0 ] ||
 	fail "B: $(jget "$c2" duplicate_checks) checks posted twice"
 pt_checks=$((pt_checks + 1))
@@ -277,5 +285,6 @@ echo "counts: messages $loaded, patches $(jget "$c0" patches)," \
 	"$(jget "$c2" series_complete) complete series), replies $mails," \
 	"skipped for age (defaults): $old_checks checks, $old_replies" \
 	"replies; never complete: $(jget "$c0" series_incomplete) series," \
-	"$(jget "$c0" patches_in_incomplete) patches"
+	"$(jget "$c0" patches_in_incomplete) patches, $inc_missing of them" \
+	"without a risk check"
 finish

@@ -104,6 +104,9 @@ def counts(base, project):
         'duplicate_checks': dups,
         'complete_without_risk_check': [p for p in in_done
                                         if p not in risk],
+        'incomplete_without_risk_check': sorted(
+            p['id'] for p in patches
+            if p['id'] not in set(in_done) and p['id'] not in risk),
         'incomplete_with_check': sorted(p for p in checked
                                         if p not in set(in_done)),
     }, sys.stdout, sort_keys=True)
