@@ -221,16 +221,16 @@ struct sync {
 };
 
 /*
- * The folder's position after a message.  A first sync with since
- * saves it only once, at its end (imap_sync_folder()): a first sync cut
- * short leaves no position and is done again as a first sync, rather
- * than resumed as an ordinary one that would read the backlog; what it
- * handled comes again and is deduplicated by Message-ID.
+ * The folder's position after a message, saved as it goes so that a
+ * sync cut short (the server gone mid-FETCH) resumes where it was.  A
+ * first sync with since saves none before its first step: the backlog
+ * (the old messages, which come first in UID order) is passed over in
+ * one write (pass_old()) before any new message is handled, so a first
+ * sync cut short resumes past it, or, cut before that step, is done
+ * again as a first sync.
  */
 static int pos_step(struct sync *y)
 {
-	if (y->since)
-		return 0;
 	return pos_save(y->db, y->s->o->account, y->folder, y->validity,
 			y->last);
 }
