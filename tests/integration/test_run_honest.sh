@@ -48,7 +48,7 @@ req = urllib.request.Request(sys.argv[1] + "/__control__", method="POST",
 urllib.request.urlopen(req, timeout=10).read()' \
 		"http://127.0.0.1:$PW_PORT" "$1"
 }
-limited() { sed -n 's/.* \([0-9]*\) rate limited;.*/\1/p' "$1"; }
+limited() { sed -n 's/.* \([0-9]*\) rate limited[;,].*/\1/p' "$1"; }
 denied='{"status": 403, "body": "{\"detail\": \"Invalid token.\"}"}'
 
 # ---- a dry run is rate limited as the real run will be ---------------
