@@ -392,3 +392,12 @@ out:
 	free(ctx.config_file);
 	return rc;
 }
+
+void cli_print_json(const json_t *j)
+{
+	char *txt = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (txt)
+		puts(txt);
+	free(txt);
+}

@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "scoring/store/config.h"
 #include "scoring/store/db.h"
 #include "scoring/util/pt.h"
@@ -61,5 +63,8 @@ int cli_db_existing(struct cli_ctx *ctx, struct db **out);
 int cli_state_dir(struct cli_ctx *ctx, const char **out);
 
 int cli_main(int argc, char **argv);
+
+/* j on standard output, indented, keys in their order (a --json view). */
+void cli_print_json(const json_t *j);
 
 #endif

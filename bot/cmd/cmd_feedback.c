@@ -58,7 +58,6 @@ int cmd_feedback(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct db *db;
 	json_t *a = json_array();
-	char *txt;
 	int json = 0, rc;
 	size_t npos;
 	const struct opt opts[] = {
@@ -80,10 +79,7 @@ int cmd_feedback(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_fail_last();
 	}
 	if (json) {
-		txt = json_dumps(a, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		if (txt)
-			puts(txt);
-		free(txt);
+		cli_print_json(a);
 	} else {
 		print_text(a);
 	}

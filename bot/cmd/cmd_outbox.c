@@ -76,16 +76,12 @@ static void print_list(const json_t *a)
 static int do_list(struct db *db, int json)
 {
 	json_t *a = json_array();
-	char *txt;
 	int rc = a ? 0 : PT_ENOMEM;
 
 	if (!rc)
 		rc = store_outbox_foreach(db, OUTBOX_WAITING, add_row, a);
 	if (!rc && json) {
-		txt = json_dumps(a, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		if (txt)
-			puts(txt);
-		free(txt);
+		cli_print_json(a);
 	} else if (!rc) {
 		print_list(a);
 	}

@@ -125,7 +125,6 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct db *db;
 	json_t *s = NULL;
-	char *txt;
 	int json = 0, rc;
 	size_t npos;
 	const struct opt opts[] = {
@@ -142,10 +141,7 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	if (rc)
 		return cli_fail_last();
 	if (json) {
-		txt = json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		if (txt)
-			puts(txt);
-		free(txt);
+		cli_print_json(s);
 	} else {
 		print_text(s);
 	}
