@@ -52,6 +52,11 @@ static void print_result(const struct archive_result *r)
 	printf("new:     %zu patches, %zu cover letters, %zu replies, %zu "
 	       "other\n",
 	       r->patches, r->covers, r->replies, r->other);
+	if (r->absent)
+		printf("absent: %zu messages not in the repository (a "
+		       "partial snapshot lacks their blobs), skipped; "
+		       "see archive_skips\n",
+		       r->absent);
 	if (r->deleted)
 		printf("removed: %zu messages deleted from the archive\n",
 		       r->deleted);

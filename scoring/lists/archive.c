@@ -199,7 +199,12 @@ static void parse_item(struct item *it, const char *msg, size_t len,
 
 	memset(it, 0, sizeof(*it));
 	snprintf(it->pos, sizeof(it->pos), "%s", pos);
-	if (!msg) {
+	if (!msg && len == ARCHIVE_MSG_ABSENT) {
+		snprintf(why, sizeof(why),
+			 "message blob missing from the repository "
+			 "(a partial snapshot)");
+		it->rc = PT_ENOTFOUND;
+	} else if (!msg) {
 		snprintf(why, sizeof(why),
 			 "message of %zu bytes is over the "
 			 "%u-byte limit",
@@ -480,6 +485,7 @@ int archive_import_pi(struct archive *a, const char *gitdir)
 		rc = outcome_flush(a->outcome);
 	if (!rc) {
 		a->res.deleted += w.deleted;
+		a->res.absent += w.absent;
 		rc = source_save(a, abs, "public-inbox", w.last);
 	}
 	progress(a, 1);

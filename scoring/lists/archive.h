@@ -45,11 +45,18 @@
  */
 typedef int (*archive_msg_cb)(const char *msg, size_t len, const char *pos,
 			      void *ctx);
+/*
+ * msg is NULL for a message that cannot be read: len is its size when it
+ * is over PT_MAX_MAIL_SIZE, or ARCHIVE_MSG_ABSENT when a public-inbox
+ * commit names a blob the object database lacks (a partial snapshot).
+ */
+#define ARCHIVE_MSG_ABSENT ((size_t)-1)
 
 struct archive_walk {
 	size_t commits; /* commits walked */
 	size_t deleted; /* public-inbox commits without `m` (removals) */
 	size_t too_big; /* mbox messages over PT_MAX_MAIL_SIZE */
+	size_t absent;	/* public-inbox messages whose blob is missing */
 	int truncated;	/* the gzip stream ended early */
 	int restarted;	/* public-inbox: `since` not found, read all */
 	char last[41];	/* newest commit walked, "" when none */
@@ -107,6 +114,7 @@ struct archive_result {
 	size_t duplicates; /* Message-ID already stored */
 	size_t skipped;	   /* malformed or too large, see archive_skips */
 	size_t deleted;	   /* public-inbox removal commits */
+	size_t absent;	   /* ... whose message blob is missing (skipped) */
 	size_t patches, covers, replies, other;
 };
 

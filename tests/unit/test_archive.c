@@ -87,6 +87,53 @@ static void test_public_inbox(void **state)
 	assert_int_equal(s.versions_linked, 2);
 }
 
+/*
+ * A partial snapshot (a fetched mirror without its biggest blobs): a
+ * commit whose message blob is missing is skipped with its reason, the
+ * rest is imported, and the import succeeds.
+ */
+static void test_absent_blob(void **state)
+{
+	struct fx *f = *state;
+	struct archive_result r;
+	struct archive *a;
+	git_repository *repo;
+	git_oid oid;
+	char path[160], hex[GIT_OID_HEXSZ + 1], *m1, *m2;
+
+	snprintf(path, sizeof(path), "%s/part.git", f->dir);
+	assert_int_equal(git_repository_init(&repo, path, 1), 0);
+	m1 = afx_text_mail("big@x", AFX_BOB, 1, "[PATCH] pwm: big one", NULL,
+			   "a diff too big for the snapshot\n");
+	m2 = afx_text_mail("small@x", AFX_BOB, 2, "Re: [PATCH] pwm: big one",
+			   "big@x", "Looks fine.\n");
+	afx_pi_commit(repo, "m", m1, strlen(m1));
+	afx_pi_commit(repo, "m", m2, strlen(m2));
+	assert_int_equal(git_odb_hash(&oid, m1, strlen(m1), GIT_OBJECT_BLOB),
+			 0);
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	git_repository_free(repo);
+	snprintf(path, sizeof(path), "%s/part.git/objects/%.2s/%s", f->dir, hex,
+		 hex + 2);
+	assert_int_equal(remove(path), 0);
+
+	snprintf(path, sizeof(path), "%s/part.git", f->dir);
+	assert_int_equal(archive_open(&a, f->db, &(struct archive_opts){ 0 }),
+			 0);
+	assert_int_equal(archive_import_pi(a, path), 0);
+	assert_int_equal(archive_finish(a, &r), 0);
+	archive_free(a);
+	assert_int_equal(r.messages, 2);
+	assert_int_equal(r.absent, 1);
+	assert_int_equal(r.skipped, 1);
+	assert_int_equal(r.imported, 1);
+	afx_assert_q_str(f, "SELECT reason FROM archive_skips",
+			 "message blob missing from the repository "
+			 "(a partial snapshot)");
+	free(m1);
+	free(m2);
+}
+
 /* Review and process features, as of posting and as of apply. */
 /*
  * Eve's "Applied, thanks!" on the revert carries no authority (she never
@@ -300,6 +347,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_rules),
 		cmocka_unit_test_setup_teardown(test_public_inbox, afx_setup,
+						afx_teardown),
+		cmocka_unit_test_setup_teardown(test_absent_blob, afx_setup,
 						afx_teardown),
 		cmocka_unit_test_setup_teardown(test_maintainers, afx_setup,
 						afx_teardown),
