@@ -21,14 +21,48 @@
 #define LISTFEAT_MAX_REVIEWERS 64
 
 static const char *const names[LISTFEAT_N] = {
-#define LISTFEAT_NAME(id, name, desc) [LISTFEAT_##id] = name,
+#define LISTFEAT_NAME(id, name, group, desc) [LISTFEAT_##id] = name,
 	LISTFEAT_TABLE(LISTFEAT_NAME)
 #undef LISTFEAT_NAME
+};
+
+static const char *const descs[LISTFEAT_N] = {
+#define LISTFEAT_DESC(id, name, group, desc) [LISTFEAT_##id] = desc,
+	LISTFEAT_TABLE(LISTFEAT_DESC)
+#undef LISTFEAT_DESC
+};
+
+static const enum listfeat_group groups[LISTFEAT_N] = {
+#define LISTFEAT_GROUP(id, name, group, desc) \
+	[LISTFEAT_##id] = LISTFEAT_G_##group,
+	LISTFEAT_TABLE(LISTFEAT_GROUP)
+#undef LISTFEAT_GROUP
+};
+
+static const char *const group_names[LISTFEAT_NGROUPS] = {
+	"review content", "reviewer record and role",
+	"testing",	  "iterations",
+	"test bots",	  "author record",
 };
 
 const char *listfeat_name(enum listfeat_id id)
 {
 	return id < LISTFEAT_N ? names[id] : "?";
+}
+
+const char *listfeat_desc(enum listfeat_id id)
+{
+	return id < LISTFEAT_N ? descs[id] : "?";
+}
+
+enum listfeat_group listfeat_group_of(enum listfeat_id id)
+{
+	return id < LISTFEAT_N ? groups[id] : LISTFEAT_G_REVIEW;
+}
+
+const char *listfeat_group_name(enum listfeat_group g)
+{
+	return g < LISTFEAT_NGROUPS ? group_names[g] : "?";
 }
 
 /* Replies on the patch itself or on its series' cover letter. */
@@ -39,7 +73,7 @@ const char *listfeat_name(enum listfeat_id id)
 	"', '" TRAILER_KEY_TESTED "')"
 
 struct post {
-	int64_t id, series, date;
+	int64_t id, series, date, lines;
 	int version;
 	char *author;
 };
@@ -51,9 +85,10 @@ static int load_post(struct post *p, struct db *db, int64_t id)
 	int rc;
 
 	memset(p, 0, sizeof(*p));
-	rc = db_prepare(&st, db,
-			"SELECT series_id, date, version, "
-			"author_email FROM patches WHERE id = ?");
+	rc = db_prepare(
+		&st, db,
+		"SELECT series_id, date, version, "
+		"author_email, added + removed FROM patches WHERE id = ?");
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, id);
@@ -65,6 +100,7 @@ static int load_post(struct post *p, struct db *db, int64_t id)
 		p->series = sqlite3_column_int64(st, 0);
 		p->date = sqlite3_column_int64(st, 1);
 		p->version = sqlite3_column_int(st, 2);
+		p->lines = sqlite3_column_int64(st, 4);
 		a = sqlite3_column_text(st, 3);
 		p->author = pt_strdup(a ? (const char *)a : "");
 		if (!p->author)
@@ -109,7 +145,9 @@ static int conv(struct listfeat *o, struct db *db, const struct post *p)
 		   "r.sentiment != 0 THEN r.sentiment END), 0), count(CASE "
 		   "WHEN r.sentiment < 0 THEN 1 END), count(r.bot), count(CASE"
 		   " WHEN r.bot_verdict IN ('failure', 'error', 'warning') "
-		   "THEN 1 END), count(DISTINCT r.bot_arch) FROM replies r "
+		   "THEN 1 END), count(DISTINCT r.bot_arch), "
+		   "coalesce(sum(CASE WHEN r.bot IS NULL AND r.author_email "
+		   "!= ?4 THEN r.lines END), 0) FROM replies r "
 		   "WHERE " ON_PATCH " AND r.date <= ?3",
 		   p, o->as_of);
 	if (rc < 0)
@@ -123,6 +161,31 @@ static int conv(struct listfeat *o, struct db *db, const struct post *p)
 	v[LISTFEAT_BOT_REPORTS] = sqlite3_column_double(st, 6);
 	v[LISTFEAT_BOT_FAILURES] = sqlite3_column_double(st, 7);
 	v[LISTFEAT_BOT_ARCHS] = sqlite3_column_double(st, 8);
+	v[LISTFEAT_REPLY_LINES] = sqlite3_column_double(st, 9);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/*
+ * Repliers who had said "applied" (a maintainer's notice) on a message of
+ * any imported list before the moment: the reviewer role "applies
+ * patches".
+ */
+static int appliers(struct listfeat *o, struct db *db, const struct post *p)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = query(&st, db,
+		   "SELECT count(DISTINCT lower(r.author_email)) FROM replies r "
+		   "WHERE " ON_PATCH " AND r.date <= ?3 AND r.bot IS NULL AND "
+		   "r.author_email != ?4 AND lower(r.author_email) IN (SELECT "
+		   "lower(n.who) FROM list_notices n WHERE n.kind = 'reply' "
+		   "AND n.date < ?3)",
+		   p, o->as_of);
+	if (rc < 0)
+		return rc;
+	o->v[LISTFEAT_APPLIER_REPLIED] = sqlite3_column_double(st, 0);
 	sqlite3_finalize(st);
 	return 0;
 }
@@ -167,7 +230,7 @@ static int reviews(struct listfeat *o, struct db *db, const struct post *p)
 }
 
 /* Asks (questions, requests, nits) and replies on one version. */
-static int asks_of(double out[4], struct db *db, const struct post *p,
+static int asks_of(double out[5], struct db *db, const struct post *p,
 		   int64_t as_of)
 {
 	sqlite3_stmt *st;
@@ -176,7 +239,9 @@ static int asks_of(double out[4], struct db *db, const struct post *p,
 	rc = query(&st, db,
 		   "SELECT coalesce(sum(a.questions), 0), "
 		   "coalesce(sum(a.requests), 0), coalesce(sum(a.nits), 0), "
-		   "count(r.id) FROM replies r LEFT JOIN list_asks a ON "
+		   "count(r.id), count(CASE "
+		   "WHEN r.bot_verdict IN ('failure', 'error', 'warning') THEN "
+		   "1 END) FROM replies r LEFT JOIN list_asks a ON "
 		   "a.message_id = r.message_id WHERE " ON_PATCH " AND r.date "
 		   "<= ?3 AND r.author_email != ?4",
 		   p, as_of);
@@ -186,6 +251,7 @@ static int asks_of(double out[4], struct db *db, const struct post *p,
 	out[1] = sqlite3_column_double(st, 1);
 	out[2] = sqlite3_column_double(st, 2);
 	out[3] = sqlite3_column_double(st, 3);
+	out[4] = sqlite3_column_double(st, 4);
 	sqlite3_finalize(st);
 	return 0;
 }
@@ -212,7 +278,7 @@ static int series_depth(int64_t *out, struct db *db, int64_t sid)
 static int versions(struct listfeat *o, struct db *db, const struct post *p)
 {
 	struct post q;
-	double a[4];
+	double a[5];
 	int64_t id = p->id, prev, first = p->date, sdepth = 0;
 	int n = 0, rc;
 
@@ -236,6 +302,10 @@ static int versions(struct listfeat *o, struct db *db, const struct post *p)
 			o->v[LISTFEAT_PREV_QUESTIONS] += a[0];
 			o->v[LISTFEAT_PREV_ASKS] += a[1];
 			o->v[LISTFEAT_PREV_REPLIES] += a[3];
+			o->v[LISTFEAT_PREV_BOT_FAILURES] += a[4];
+			if (n == 1)
+				o->v[LISTFEAT_SIZE_CHANGE] = (double)llabs(
+					(long long)(p->lines - q.lines));
 		}
 		free(q.author);
 		id = prev;
@@ -275,7 +345,7 @@ static int track(double *rate, double *prior, sqlite3_stmt *st,
 static int reviewers(struct listfeat *o, struct db *db, const struct post *p)
 {
 	sqlite3_stmt *st = NULL, *tr = NULL;
-	double rate, prior, best = NAN, sum = 0;
+	double rate, prior, best = NAN, sum = 0, top = 0;
 	int rc, n = 0;
 
 	rc = db_prepare(&tr, db,
@@ -302,6 +372,8 @@ static int reviewers(struct listfeat *o, struct db *db, const struct post *p)
 			break;
 		}
 		sum += prior;
+		if (prior > top)
+			top = prior;
 		if (isnan(best) || rate > best)
 			best = rate;
 	}
@@ -310,6 +382,7 @@ static int reviewers(struct listfeat *o, struct db *db, const struct post *p)
 	if (rc < 0)
 		return rc;
 	o->v[LISTFEAT_REV_PRIOR] = sum;
+	o->v[LISTFEAT_REV_TOP_PRIOR] = top;
 	o->v[LISTFEAT_REV_BUGRATE] = n ? best : NAN;
 	return 0;
 }
@@ -353,6 +426,8 @@ int listfeat_compute(struct listfeat *out, struct db *db, int64_t patch_id,
 		rc = reviewers(out, db, &p);
 	if (!rc)
 		rc = author(out, db, &p);
+	if (!rc)
+		rc = appliers(out, db, &p);
 	free(p.author);
 	return rc;
 }

@@ -42,50 +42,89 @@ enum listfeat_moment {
 
 #define LISTFEAT_ON_LIST " given on the list"
 
-/* X(id, name, description) */
+/*
+ * The feature groups of the ablation (`eval --archive`): what the seed
+ * names as review content, the reviewers' record and role, testing,
+ * iterations, test bots, and the author's own record.
+ */
+enum listfeat_group {
+	LISTFEAT_G_REVIEW = 0, /* what the replies say and how much */
+	LISTFEAT_G_RECORD,     /* reviewers' track record and role */
+	LISTFEAT_G_TESTING,    /* Tested-by and "tested on" claims */
+	LISTFEAT_G_ITER,       /* versions and what earlier ones drew */
+	LISTFEAT_G_BOTS,       /* test-bot reports */
+	LISTFEAT_G_AUTHOR,     /* the author's earlier postings */
+	LISTFEAT_NGROUPS,
+};
+
+/* X(id, name, group, description); append only (models name columns) */
 #define LISTFEAT_TABLE(X)                                                      \
-	X(REPLIES, "list.replies", "replies in the thread")                    \
-	X(REVIEWERS, "list.reviewers", "distinct people who replied")          \
-	X(INLINE, "list.inline_comments", "inline comments")                   \
-	X(TESTED_CLAIMS, "list.tested_claims", "\"tested on\" claims")         \
-	X(SENTIMENT, "list.sentiment", "mean sentiment of replies")            \
-	X(NEGATIVE, "list.negative_replies", "replies with negative words")    \
-	X(REVIEWED, "list.reviewed_by", TRAILER_KEY_REVIEWED LISTFEAT_ON_LIST) \
-	X(ACKED, "list.acked_by", TRAILER_KEY_ACKED LISTFEAT_ON_LIST)          \
-	X(TESTED, "list.tested_by", TRAILER_KEY_TESTED LISTFEAT_ON_LIST)       \
-	X(NACKED, "list.nacked_by", TRAILER_KEY_NACKED LISTFEAT_ON_LIST)       \
-	X(CARRIED, "list.carried_tags", "review tags carried in the patch")    \
-	X(BOT_REPORTS, "list.bot_reports", "test-bot reports")                 \
-	X(BOT_FAILURES, "list.bot_failures", "failing test-bot reports")       \
-	X(BOT_ARCHS, "list.bot_archs", "architectures bots reported on")       \
-	X(VERSION, "list.version", "iteration vN")                             \
-	X(VERSIONS_BEFORE, "list.versions_before", "earlier versions linked")  \
-	X(PREV_REPLIES, "list.prev_replies", "replies to earlier versions")    \
-	X(PREV_ASKS, "list.prev_requests",                                     \
+	X(REPLIES, "list.replies", REVIEW, "replies in the thread")            \
+	X(REVIEWERS, "list.reviewers", REVIEW, "distinct people who replied")  \
+	X(INLINE, "list.inline_comments", REVIEW, "inline comments")           \
+	X(TESTED_CLAIMS, "list.tested_claims", TESTING,                        \
+	  "\"tested on\" claims")                                              \
+	X(SENTIMENT, "list.sentiment", REVIEW, "mean sentiment of replies")    \
+	X(NEGATIVE, "list.negative_replies", REVIEW,                           \
+	  "replies with negative words")                                       \
+	X(REVIEWED, "list.reviewed_by", REVIEW,                                \
+	  TRAILER_KEY_REVIEWED LISTFEAT_ON_LIST)                               \
+	X(ACKED, "list.acked_by", REVIEW, TRAILER_KEY_ACKED LISTFEAT_ON_LIST)  \
+	X(TESTED, "list.tested_by", TESTING,                                   \
+	  TRAILER_KEY_TESTED LISTFEAT_ON_LIST)                                 \
+	X(NACKED, "list.nacked_by", REVIEW,                                    \
+	  TRAILER_KEY_NACKED LISTFEAT_ON_LIST)                                 \
+	X(CARRIED, "list.carried_tags", REVIEW,                                \
+	  "review tags carried in the patch")                                  \
+	X(BOT_REPORTS, "list.bot_reports", BOTS, "test-bot reports")           \
+	X(BOT_FAILURES, "list.bot_failures", BOTS, "failing test-bot reports") \
+	X(BOT_ARCHS, "list.bot_archs", BOTS, "architectures bots reported on") \
+	X(VERSION, "list.version", ITER, "iteration vN")                       \
+	X(VERSIONS_BEFORE, "list.versions_before", ITER,                       \
+	  "earlier versions linked")                                           \
+	X(PREV_REPLIES, "list.prev_replies", ITER,                             \
+	  "replies to earlier versions")                                       \
+	X(PREV_ASKS, "list.prev_requests", ITER,                               \
 	  "requests reviewers made on earlier versions")                       \
-	X(PREV_QUESTIONS, "list.prev_questions",                               \
+	X(PREV_QUESTIONS, "list.prev_questions", ITER,                         \
 	  "questions reviewers asked on earlier versions")                     \
-	X(ASKS, "list.requests", "requests made on this version")              \
-	X(QUESTIONS, "list.questions", "questions asked on this version")      \
-	X(NITS, "list.nits", "nits on this version")                           \
-	X(DAYS_FIRST, "list.days_since_first",                                 \
+	X(ASKS, "list.requests", REVIEW, "requests made on this version")      \
+	X(QUESTIONS, "list.questions", REVIEW,                                 \
+	  "questions asked on this version")                                   \
+	X(NITS, "list.nits", REVIEW, "nits on this version")                   \
+	X(DAYS_FIRST, "list.days_since_first", ITER,                           \
 	  "days from the first version to the moment")                         \
-	X(REV_PRIOR, "list.reviewer_prior",                                    \
+	X(REV_PRIOR, "list.reviewer_prior", RECORD,                            \
 	  "earlier reviews by its reviewers")                                  \
-	X(REV_BUGRATE, "list.reviewer_bug_rate",                               \
+	X(REV_BUGRATE, "list.reviewer_bug_rate", RECORD,                       \
 	  "highest smoothed bug rate of its reviewers' earlier reviews")       \
-	X(AUTHOR_PRIOR, "list.author_postings", "earlier postings by author")  \
-	X(AUTHOR_APPLIED, "list.author_applied",                               \
-	  "earlier applied postings by author")
+	X(AUTHOR_PRIOR, "list.author_postings", AUTHOR,                        \
+	  "earlier postings by author")                                        \
+	X(AUTHOR_APPLIED, "list.author_applied", AUTHOR,                       \
+	  "earlier applied postings by author")                                \
+	X(REPLY_LINES, "list.reply_lines", REVIEW,                             \
+	  "lines reviewers wrote (not quoted) in replies")                     \
+	X(APPLIER_REPLIED, "list.applier_replied", RECORD,                     \
+	  "replies from people who had applied patches on this list")          \
+	X(REV_TOP_PRIOR, "list.reviewer_top_prior", RECORD,                    \
+	  "earlier reviews by its most practised reviewer")                    \
+	X(PREV_BOT_FAILURES, "list.prev_bot_failures", BOTS,                   \
+	  "failing test-bot reports on earlier versions")                      \
+	X(SIZE_CHANGE, "list.size_change", ITER,                               \
+	  "changed lines differing from the previous version")
 
 enum listfeat_id {
-#define LISTFEAT_ENUM(id, name, desc) LISTFEAT_##id,
+#define LISTFEAT_ENUM(id, name, group, desc) LISTFEAT_##id,
 	LISTFEAT_TABLE(LISTFEAT_ENUM)
 #undef LISTFEAT_ENUM
 		LISTFEAT_N
 };
 
 const char *listfeat_name(enum listfeat_id id);
+const char *listfeat_desc(enum listfeat_id id);
+enum listfeat_group listfeat_group_of(enum listfeat_id id);
+/* "review content", "reviewer record and role", ... */
+const char *listfeat_group_name(enum listfeat_group g);
 
 struct listfeat {
 	int64_t patch_id;

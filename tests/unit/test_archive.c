@@ -205,6 +205,17 @@ static void test_features(void **state)
 	assert_int_equal((int)lf.v[LISTFEAT_REV_PRIOR], 0);
 	assert_true(fabs(lf.v[LISTFEAT_REV_BUGRATE] - LISTFEAT_PRIOR_RATE) <
 		    1e-9);
+	/* Carol's two lines and Uwe's six before his signature */
+	assert_int_equal((int)lf.v[LISTFEAT_REPLY_LINES], 8);
+	assert_int_equal((int)lf.v[LISTFEAT_SIZE_CHANGE], 0);
+	assert_int_equal((int)lf.v[LISTFEAT_PREV_BOT_FAILURES], 0);
+	/* Uwe's notice is the moment itself: he had applied nothing before */
+	assert_int_equal((int)lf.v[LISTFEAT_APPLIER_REPLIED], 0);
+	assert_int_equal(listfeat_compute(&lf, f->db, p31, T0 + 30 * DAY), 0);
+	assert_int_equal((int)lf.v[LISTFEAT_APPLIER_REPLIED], 1);
+	assert_int_equal(listfeat_group_of(LISTFEAT_APPLIER_REPLIED),
+			 LISTFEAT_G_RECORD);
+	assert_string_equal(listfeat_group_name(LISTFEAT_G_ITER), "iterations");
 	/* at posting, the Tested-by of the next day is not known yet */
 	assert_int_equal(listfeat_compute(&lf, f->db, p31, T0 + 6 * DAY), 0);
 	assert_int_equal((int)lf.v[LISTFEAT_TESTED], 0);
