@@ -109,6 +109,12 @@ static const struct db_step lists_steps[] = {
 	/* 14: who applies patches by the configured MAINTAINERS (M:) */
 	{ 14, "CREATE TABLE list_maintainers ("
 	      " email TEXT PRIMARY KEY, source TEXT NOT NULL);" },
+	/* 18: the as-of lookups of listfeat.c (an author's, a reviewer's
+	   and an applier's earlier acts) without scanning the tables */
+	{ 18, "CREATE INDEX patches_author ON patches (author_email, date);"
+	      "CREATE INDEX mail_reviews_email ON mail_reviews (email, date);"
+	      "CREATE INDEX list_notices_who ON list_notices (lower(who),"
+	      " date);" },
 };
 
 const struct db_schema lists_schema = {

@@ -261,7 +261,7 @@ static void assert_versions(struct db *db, int base, int bot)
 	assert_int_equal(owner_version(db, "user_version"), base);
 	assert_int_equal(owner_version(db, "scoring/store"), 1);
 	assert_int_equal(owner_version(db, "scoring/history"), 13);
-	assert_int_equal(owner_version(db, "scoring/lists"), 14);
+	assert_int_equal(owner_version(db, "scoring/lists"), 18);
 	assert_int_equal(owner_version(db, "scoring/model"), 12);
 	assert_int_equal(owner_version(db, "bot/outbox"), bot ? 17 : -1);
 	assert_int_equal(owner_version(db, "bot/patchwork"), bot ? 15 : -1);
@@ -399,6 +399,21 @@ static void without_lines(struct buf *out, const char *in, const char *needle)
 	}
 }
 
+/* Append the lines of in that hold needle. */
+static void only_lines(struct buf *out, const char *in, const char *needle)
+{
+	const char *nl;
+
+	for (; *in; in = nl + 1) {
+		nl = strchr(in, '\n');
+		assert_non_null(nl);
+		if (memmem(in, (size_t)(nl - in), needle, strlen(needle)))
+			assert_int_equal(buf_add(out, in,
+						 (size_t)(nl - in + 1)),
+					 0);
+	}
+}
+
 static void test_schema_12_gains_versions(void **state)
 {
 	static const char *const newer[] = {
@@ -430,14 +445,22 @@ static void test_schema_12_gains_versions(void **state)
 	buf_reset(&tmp);
 	without_lines(&tmp, got.ptr, "TABLE outbox ");
 	assert_string_equal(tmp.ptr, scoring.ptr);
-	buf_free(&scoring);
-	buf_free(&tmp);
 	assert_versions(db, 12, 0);
 	db_close(db);
 	buf_reset(&got);
 	assert_int_equal(db_open(&db, path, &bot_db_owners), 0);
 	schema_text(&got, db->h);
-	assert_string_equal(got.ptr, want.ptr);
+	/* the bot's newer tables come after every scoring step, the
+	 * scoring owners having run theirs first */
+	buf_reset(&tmp);
+	without_lines(&tmp, want.ptr, "TABLE pw_events_held ");
+	buf_reset(&scoring);
+	without_lines(&scoring, tmp.ptr, "control_commands ");
+	only_lines(&scoring, want.ptr, "TABLE pw_events_held ");
+	only_lines(&scoring, want.ptr, "control_commands ");
+	assert_string_equal(got.ptr, scoring.ptr);
+	buf_free(&scoring);
+	buf_free(&tmp);
 	assert_versions(db, 12, 1);
 	assert_int_equal(dbq_int(db, "PRAGMA user_version"), 12);
 	assert_int_equal(dbq_int(db, "SELECT count(*) FROM outbox"), 1);
