@@ -167,9 +167,10 @@ static int conv(struct listfeat *o, struct db *db, const struct post *p)
 }
 
 /*
- * Repliers who had said "applied" (a maintainer's notice) on a message of
- * any imported list before the moment: the reviewer role "applies
- * patches".
+ * Repliers before the moment who had said "applied" (a maintainer's
+ * notice) on a message of any imported list before it: the reviewer role
+ * "applies patches".  Strictly before: at the apply moment the notice
+ * itself is a reply, which would say nothing about the review.
  */
 static int appliers(struct listfeat *o, struct db *db, const struct post *p)
 {
@@ -178,10 +179,10 @@ static int appliers(struct listfeat *o, struct db *db, const struct post *p)
 
 	rc = query(&st, db,
 		   "SELECT count(DISTINCT lower(r.author_email)) FROM replies r "
-		   "WHERE " ON_PATCH " AND r.date <= ?3 AND r.bot IS NULL AND "
-		   "r.author_email != ?4 AND lower(r.author_email) IN (SELECT "
-		   "lower(n.who) FROM list_notices n WHERE n.kind = 'reply' "
-		   "AND n.date < ?3)",
+		   "WHERE " ON_PATCH " AND r.date < ?3 AND r.bot IS NULL AND "
+		   "r.author_email != ?4 AND EXISTS (SELECT 1 FROM "
+		   "list_notices n WHERE lower(n.who) = lower(r.author_email)"
+		   " AND n.date < ?3 AND n.kind = 'reply')",
 		   p, o->as_of);
 	if (rc < 0)
 		return rc;
