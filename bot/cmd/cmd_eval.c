@@ -66,6 +66,9 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_END,
 	};
 
+	if (cmd_archive_given(argc, argv))
+		return cmd_eval_archive(argc, argv, ctx);
+
 	eval_opts_default(&o);
 	folds = o.folds;
 	horizon = -1; /* not given: the default of eval_opts_default() */

@@ -129,6 +129,9 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_END,
 	};
 
+	if (cmd_archive_given(argc, argv))
+		return cmd_train_archive(argc, argv, ctx);
+
 	rc = opt_parse("train", opts, argc, argv, NULL, 0, &npos);
 	if (rc)
 		return opt_exit(rc);

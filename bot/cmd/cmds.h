@@ -12,4 +12,9 @@ struct cli_ctx;
 #include "bot/cmd/cmds.inc"
 #undef PT_COMMAND
 
+/* The --archive forms of train and eval (cmd_archeval.c). */
+int cmd_archive_given(int argc, char **argv);
+int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_train_archive(int argc, char **argv, struct cli_ctx *ctx);
+
 #endif
