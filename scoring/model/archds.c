@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "scoring/model/features.h"
 #include "scoring/store/db_row.h"
@@ -146,8 +147,8 @@ static int post_size(struct post_size *s, struct db *db, int64_t patch_id)
 }
 
 int archds_vector(float *tab, struct model_sparse **sp, size_t *nsp,
-		  struct db *db, int64_t patch_id, int64_t as_of,
-		  unsigned hash_bits)
+		  char **subject, struct db *db, int64_t patch_id,
+		  int64_t as_of, unsigned hash_bits)
 {
 	struct post_size s;
 	struct listfeat f;
@@ -167,6 +168,10 @@ int archds_vector(float *tab, struct model_sparse **sp, size_t *nsp,
 		for (i = 0; i < LISTFEAT_N; i++)
 			tab[ARCHDS_NSIZE + i] = (float)f.v[i];
 		rc = subject_words(sp, nsp, s.subject, hash_bits);
+	}
+	if (!rc && subject) {
+		*subject = s.subject;
+		s.subject = NULL;
 	}
 	free(s.subject);
 	return rc;
@@ -254,7 +259,8 @@ static int add_row(struct archds *ds, struct db *db, const struct cand *c)
 	size_t nsp;
 	int rc;
 
-	rc = archds_vector(tab, &sp, &nsp, db, c->id, c->at, MODEL_HASH_BITS);
+	rc = archds_vector(tab, &sp, &nsp, NULL, db, c->id, c->at,
+			   MODEL_HASH_BITS);
 	if (!rc)
 		rc = model_data_add(ds->d, tab, sp, nsp, c->bug, c->at,
 				    (double)(tab[ARCHDS_LINES_ADDED] +
@@ -295,8 +301,8 @@ int archds_build(struct archds **out, struct db *db, int64_t since,
 	if (!rc)
 		rc = db_get_int64(&v, db,
 				  "SELECT coalesce(max(date), 0) FROM messages "
-				  "WHERE ?1 = ?1",
-				  0);
+				  "WHERE date <= ?",
+				  (int64_t)time(NULL));
 	ds->newest = v;
 	if (!rc)
 		rc = db_get_int64(&v, db,

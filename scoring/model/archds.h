@@ -48,7 +48,8 @@ struct archds {
 	int64_t *patch_id;
 	int *bug;
 	int64_t *discovered; /* INT64_MAX: not known to be a bug */
-	int64_t newest;	     /* the newest message's date */
+	int64_t newest;	     /* the newest message's date (a Date: in
+				the future, as spam has, is not believed) */
 	size_t postings;     /* all postings, applied or not */
 	size_t unreadable;   /* applied postings left out (no date) */
 };
@@ -63,11 +64,34 @@ void archds_free(struct archds *ds);
 
 /*
  * One posting's vector as of as_of: tab has ARCHDS_NTAB values; *sp is
- * malloc'd (the subject's words, hashed with hash_bits).
+ * malloc'd (the subject's words, hashed with hash_bits); *subject (may
+ * be NULL) the posting's subject, malloc'd.
  */
 int archds_vector(float *tab, struct model_sparse **sp, size_t *nsp,
-		  struct db *db, int64_t patch_id, int64_t as_of,
-		  unsigned hash_bits);
+		  char **subject, struct db *db, int64_t patch_id,
+		  int64_t as_of, unsigned hash_bits);
+
+struct explain_reason;
+/*
+ * Why the archive model m gave the row its score (archexplain.c):
+ * explain.h's rows, strongest first, a sentence per column and per
+ * subject word, the other words as one "text.other" row; *bias the rest
+ * of the log-odds.
+ */
+int archds_explain(struct explain_reason **out, size_t *n, double *bias,
+		   const struct pt_model *m, const float *tab,
+		   const struct model_sparse *sp, size_t nsp,
+		   const char *subject);
+/*
+ * Score posting patch_id as of as_of with the archive model m (as of its
+ * apply date instead when it was applied before as_of: the moment the
+ * model learnt from): the calibrated probability and the reasons
+ * (archds_explain).  PT_EINVAL,
+ * naming the model, when its columns are not the archive rows'.
+ */
+int archds_score(double *p, struct explain_reason **why, size_t *nwhy,
+		 double *bias, const struct pt_model *m, struct db *db,
+		 int64_t patch_id, int64_t as_of);
 
 /* Labels into ds->d->y as known at asof (INT64_MAX: everything known). */
 void archds_set_labels(struct archds *ds, int64_t asof);
