@@ -219,7 +219,7 @@ static int score(struct scorer *s, struct cli_ctx *ctx)
 	for (t = 0; !rc && t < SCORER_NTASKS; t++) {
 		const struct triage_score *ts = &s->v.res.task[t];
 
-		s->model[t] = triage_model(s->tri, (enum triage_task)t);
+		s->model[t] = ts->have ? ts->model : NULL;
 		s->p[t] = ts->p;
 		s->why[t] = ts->why;
 		s->nwhy[t] = ts->nwhy;

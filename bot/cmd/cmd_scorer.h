@@ -27,7 +27,9 @@ struct scorer {
 	   posts it; NULL when it posts none for this patch */
 	char *check[SCORER_NTASKS];
 	/* views into tri and v.res, by task (fix, risk) */
-	const struct pt_model *model[SCORER_NTASKS]; /* NULL if absent */
+	/* the model that scored each task (the archive model's risk for
+	   list mail the lists know); NULL when none did */
+	const struct pt_model *model[SCORER_NTASKS];
 	struct patch *patch;
 	double p[SCORER_NTASKS];
 	const struct explain_reason *why[SCORER_NTASKS];

@@ -11,12 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scoring/model/archds.h"
 #include "scoring/model/dataset.h"
 
 static const char *const task_dirs[TRIAGE_NTASKS] = { "fix", "risk" };
 
 struct triage {
 	struct pt_model *model[TRIAGE_NTASKS];
+	struct pt_model *archive; /* models/risk-archive, or NULL */
+	struct db *ldb;		  /* the list tables: any db given */
 	struct feat_ctx *fc;
 	struct db *db; /* NULL: scoring without history */
 	int64_t repo_id;
@@ -40,6 +43,18 @@ static int load_model(struct triage *t, const char *state_dir, int k)
 	return rc;
 }
 
+static int load_archive(struct triage *t, const char *state_dir)
+{
+	struct buf dir = BUF_INIT;
+	int rc;
+
+	rc = buf_addf(&dir, "%s/models/" TRIAGE_ARCHIVE_TASK, state_dir);
+	if (!rc && access(dir.ptr, F_OK) == 0)
+		rc = model_load(&t->archive, dir.ptr);
+	buf_free(&dir);
+	return rc;
+}
+
 static int load_models(struct triage *t, const char *state_dir, unsigned tasks)
 {
 	int rc = 0, k;
@@ -47,7 +62,9 @@ static int load_models(struct triage *t, const char *state_dir, unsigned tasks)
 	for (k = 0; k < TRIAGE_NTASKS && !rc; k++)
 		if (tasks & (1u << k))
 			rc = load_model(t, state_dir, k);
-	if (rc || t->model[TRIAGE_FIX] || t->model[TRIAGE_RISK])
+	if (!rc && (tasks & TRIAGE_WANT_RISK))
+		rc = load_archive(t, state_dir);
+	if (rc || t->model[TRIAGE_FIX] || t->model[TRIAGE_RISK] || t->archive)
 		return rc;
 	if (tasks == TRIAGE_WANT_FIX)
 		return pt_error_set(PT_ENOTFOUND,
@@ -101,9 +118,12 @@ int triage_open_opts(struct triage **out, struct db *db, const char *state_dir,
 		triage_free(t);
 		return rc;
 	}
-	snprintf(t->version, sizeof(t->version), "fix %s, risk %s",
+	t->ldb = db;
+	snprintf(t->version, sizeof(t->version), "fix %s, risk %s%s%s",
 		 t->model[0] ? model_version(t->model[0]) : "none",
-		 t->model[1] ? model_version(t->model[1]) : "none");
+		 t->model[1] ? model_version(t->model[1]) : "none",
+		 t->archive ? ", list mail " : "",
+		 t->archive ? model_version(t->archive) : "");
 	*out = t;
 	return 0;
 }
@@ -116,6 +136,7 @@ void triage_free(struct triage *t)
 		return;
 	for (k = 0; k < TRIAGE_NTASKS; k++)
 		model_free(t->model[k]);
+	model_free(t->archive);
 	feat_ctx_free(t->fc);
 	free(t->nohist);
 	free(t);
@@ -217,6 +238,7 @@ int triage_score_with(struct triage_result *out, const struct triage *t,
 		s = &out->task[k];
 		s->have = 1;
 		s->version = model_version(t->model[k]);
+		s->model = t->model[k];
 		rc = model_predict(&s->p, t->model[k], out->vec.tab,
 				   out->vec.sp, out->vec.nsp);
 		if (!rc && why)
@@ -238,4 +260,35 @@ const char *triage_top_reason(const struct triage_result *r, enum triage_task k)
 		if (s->why[i].text && (s->p >= 0.5) == (s->why[i].weight > 0))
 			return s->why[i].text;
 	return s->nwhy && s->why[0].text ? s->why[0].text : "";
+}
+
+int triage_has_archive(const struct triage *t)
+{
+	return t->archive && t->ldb;
+}
+
+int triage_score_archive(struct triage_result *out, const struct triage *t,
+			 int64_t posting_id, int64_t as_of)
+{
+	struct triage_score *s = &out->task[TRIAGE_RISK];
+	struct explain_reason *why = NULL;
+	size_t nwhy = 0;
+	double p, bias;
+	int rc;
+
+	if (!triage_has_archive(t) || !posting_id)
+		return 0;
+	rc = archds_score(&p, &why, &nwhy, &bias, t->archive, t->ldb,
+			  posting_id, as_of);
+	if (rc)
+		return rc;
+	explain_free(s->why, s->nwhy);
+	s->have = 1;
+	s->p = p;
+	s->version = model_version(t->archive);
+	s->model = t->archive;
+	s->why = why;
+	s->nwhy = nwhy;
+	s->bias = bias;
+	return 0;
 }

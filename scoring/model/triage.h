@@ -29,7 +29,8 @@ struct triage_score {
 	int have;	     /* a model for this task was loaded */
 	double p;	     /* calibrated probability */
 	const char *version; /* the model's version id (owned by triage) */
-	struct explain_reason *why; /* strongest first */
+	const struct pt_model *model; /* the model that scored (triage's) */
+	struct explain_reason *why;   /* strongest first */
 	size_t nwhy;
 	double bias;
 };
@@ -51,8 +52,9 @@ struct triage_opts {
 };
 
 /*
- * Load STATE_DIR/models/fix and STATE_DIR/models/risk (either may be
- * missing; PT_ENOTFOUND when both are, or when a task asked for alone is).
+ * Load STATE_DIR/models/fix and STATE_DIR/models/risk, and with the risk
+ * task models/risk-archive (any may be missing; PT_ENOTFOUND when all
+ * are, or when a task asked for alone is).
  * db may be NULL (no history).  When the repository is not mined, the
  * patch is scored without its history columns (triage_history says why).
  */
@@ -86,6 +88,22 @@ int triage_score_with(struct triage_result *out, const struct triage *t,
 		      struct triage_worker *w, const struct patch *p,
 		      const struct thread_features *tf, unsigned flags);
 void triage_result_clear(struct triage_result *r);
+
+/*
+ * The archive model (`train --archive`, STATE_DIR/models/risk-archive)
+ * is loaded with the risk task when present.  It scores list mail: a
+ * patch whose posting the thread tables know, from what the lists said
+ * of it as of a moment (archds.h).  1 when loaded (and a db was given).
+ */
+#define TRIAGE_ARCHIVE_TASK "risk-archive"
+int triage_has_archive(const struct triage *t);
+/*
+ * Replace out's risk score, version and reasons with the archive
+ * model's for posting posting_id (patches.id) as of as_of; nothing when
+ * no archive model is loaded or posting_id is 0.
+ */
+int triage_score_archive(struct triage_result *out, const struct triage *t,
+			 int64_t posting_id, int64_t as_of);
 
 /* The strongest reason of a task in words, or "" when none. */
 const char *triage_top_reason(const struct triage_result *r,

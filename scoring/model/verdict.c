@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include "scoring/patch/trailer.h"
@@ -140,6 +141,10 @@ int verdict_score(struct verdict *v, struct triage *t,
 	if (!rc)
 		rc = triage_score(&v->res, t, p,
 				  v->have_thread ? &v->tf : NULL);
+	/* list mail the lists know: the archive model's risk, as of now */
+	if (!rc && v->have_thread)
+		rc = triage_score_archive(&v->res, t, tpid,
+					  (int64_t)time(NULL));
 	if (rc)
 		return rc;
 	review_text(v, p);
