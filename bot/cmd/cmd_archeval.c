@@ -48,30 +48,42 @@ static void rows_report(const struct pt_progress_report *r, void *ctx)
 	progress_show(ctx, r);
 }
 
+/* A day YYYY-MM-DD as its midnight UTC; "all" (or NULL) as 0. */
+static int parse_day(int64_t *out, const char *cmd, const char *opt,
+		     const char *s)
+{
+	struct tm tm;
+	char *end;
+
+	*out = 0;
+	if (!s || !strcmp(s, "all"))
+		return EXIT_OK;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (!end || *end)
+		return cli_usage(cmd, "--%s is YYYY-MM-DD or all, not '%s'",
+				 opt, s);
+	*out = (int64_t)timegm(&tm);
+	return EXIT_OK;
+}
+
 static int build_rows(struct archds **ds, struct cli_ctx *ctx,
-		      struct progress *pr, const char *cmd, const char *since)
+		      struct progress *pr, const char *cmd, const char *since,
+		      const char *until)
 {
 	struct pt_progress cb = { rows_report, pr };
 	struct db *db;
-	int64_t from = 0;
+	int64_t from, to;
 	int rc;
 
-	if (since && strcmp(since, "all")) {
-		struct tm tm;
-		char *end;
-
-		memset(&tm, 0, sizeof(tm));
-		end = strptime(since, "%Y-%m-%d", &tm);
-		if (!end || *end)
-			return cli_usage(cmd,
-					 "--since is YYYY-MM-DD or "
-					 "all, not '%s'",
-					 since);
-		from = (int64_t)timegm(&tm);
-	}
+	rc = parse_day(&from, cmd, "since", since);
+	if (rc == EXIT_OK)
+		rc = parse_day(&to, cmd, "until", until);
+	if (rc != EXIT_OK)
+		return rc;
 	rc = cli_db_existing(ctx, &db);
 	if (!rc)
-		rc = archds_build(ds, db, from, &cb);
+		rc = archds_build(ds, db, from, to, &cb);
 	progress_end(pr);
 	return rc ? cli_fail_last() : EXIT_OK;
 }
@@ -81,7 +93,7 @@ int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx)
 	struct archeval_opts o;
 	struct archds *ds = NULL;
 	struct buf md = BUF_INIT, out = BUF_INIT, cmdline = BUF_INIT;
-	const char *outdir = NULL, *title = NULL, *since = NULL;
+	const char *outdir = NULL, *title = NULL, *since = NULL, *until = NULL;
 	struct progress pr;
 	long long folds, horizon = -1;
 	int archive = 0, rc;
@@ -91,6 +103,7 @@ int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_STRING(0, "out", &outdir),
 		OPTION_STRING(0, "title", &title),
 		OPTION_STRING(0, "since", &since),
+		OPTION_STRING(0, "until", &until),
 		OPTION_INT(0, "folds", &folds, 1, 16),
 		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
 		OPTION_END,
@@ -109,7 +122,7 @@ int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx)
 	o.title = title ? title : "imported list archives";
 	progress_init(&pr, ctx);
 	o.progress = progress_cb(&pr);
-	rc = build_rows(&ds, ctx, &pr, "eval", since);
+	rc = build_rows(&ds, ctx, &pr, "eval", since, until);
 	if (rc == EXIT_OK && !outdir) {
 		buf_addf(&out, "%s/eval-archive", ctx->state_dir);
 		outdir = out.ptr;
@@ -185,7 +198,7 @@ int cmd_train_archive(int argc, char **argv, struct cli_ctx *ctx)
 		return opt_exit(rc);
 	memset(&pr, 0, sizeof(pr));
 	progress_init(&pr.line, ctx);
-	rc = build_rows(&ds, ctx, &pr.line, "train", since);
+	rc = build_rows(&ds, ctx, &pr.line, "train", since, NULL);
 	if (rc == EXIT_OK &&
 	    (archeval_train(&m, ds, (int64_t)horizon * 86400, model_progress,
 			    &pr) ||

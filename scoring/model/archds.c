@@ -203,7 +203,7 @@ static int grow(struct archds *ds, size_t cap)
 }
 
 static int candidates(struct cand **out, size_t *n, struct db *db,
-		      int64_t since)
+		      int64_t since, int64_t until)
 {
 	sqlite3_stmt *st;
 	struct cand *v = NULL;
@@ -216,10 +216,12 @@ static int candidates(struct cand **out, size_t *n, struct db *db,
 			"l.discovered FROM patches p JOIN posting_outcomes o "
 			"ON o.patch_id = p.id LEFT JOIN posting_labels l ON "
 			"l.patch_id = p.id WHERE o.outcome = 'applied' AND "
-			"o.applied_date >= ? ORDER BY o.applied_date, p.id");
+			"o.applied_date >= ? AND o.applied_date < ? ORDER BY "
+			"o.applied_date, p.id");
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, since);
+	sqlite3_bind_int64(st, 2, until);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {
 			void *p = pt_reallocarray(v, cap ? cap * 2 : 1024,
@@ -238,6 +240,8 @@ static int candidates(struct cand **out, size_t *n, struct db *db,
 		v[*n].discovered = sqlite3_column_type(st, 3) == SQLITE_NULL
 					   ? INT64_MAX
 					   : sqlite3_column_int64(st, 3);
+		if (v[*n].discovered >= until)
+			v[*n].bug = 0; /* not known at until */
 		(*n)++;
 	}
 	rc = rc == SQLITE_DONE ? 0
@@ -285,7 +289,7 @@ static void say(const struct pt_progress *pr, size_t done, size_t total)
 }
 
 int archds_build(struct archds **out, struct db *db, int64_t since,
-		 const struct pt_progress *progress)
+		 int64_t until, const struct pt_progress *progress)
 {
 	struct archds *ds;
 	struct cand *c = NULL;
@@ -302,7 +306,7 @@ int archds_build(struct archds **out, struct db *db, int64_t since,
 		rc = db_get_int64(&v, db,
 				  "SELECT coalesce(max(date), 0) FROM messages "
 				  "WHERE date <= ?",
-				  (int64_t)time(NULL));
+				  until ? until : (int64_t)time(NULL));
 	ds->newest = v;
 	if (!rc)
 		rc = db_get_int64(&v, db,
@@ -310,7 +314,7 @@ int archds_build(struct archds **out, struct db *db, int64_t since,
 				  0);
 	ds->postings = (size_t)v;
 	if (!rc)
-		rc = candidates(&c, &n, db, since);
+		rc = candidates(&c, &n, db, since, until ? until : INT64_MAX);
 	if (!rc && n)
 		rc = grow(ds, n);
 	for (i = 0; !rc && i < n; i++) {

@@ -56,10 +56,13 @@ struct archds {
 
 /*
  * Build the rows from every applied posting; progress reports "features"
- * over the postings.  Postings applied before since (0: all) are left out.
+ * over the postings.  Postings applied before since (0: all) are left
+ * out.  until (0: none) sets the clock back: only postings applied
+ * before it, the newest date no later than it, and only bugs discovered
+ * before it (a development period that never sees the test period).
  */
 int archds_build(struct archds **out, struct db *db, int64_t since,
-		 const struct pt_progress *progress);
+		 int64_t until, const struct pt_progress *progress);
 void archds_free(struct archds *ds);
 
 /*

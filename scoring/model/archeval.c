@@ -25,6 +25,7 @@ const char *const archeval_mnames[AE_NMODELS] = {
 	"without author record",
 	"without review content and testing",
 	"without any list feature (size + subject)",
+	"LR on size and every list feature",
 	"size-only LR (lines added/removed, files, series)",
 	"text-only LR (subject words)",
 	"size rule (more changed lines = riskier)",
@@ -33,8 +34,8 @@ const char *const archeval_mnames[AE_NMODELS] = {
 
 const char *const archeval_mshort[AE_NMODELS] = {
 	"full",	 "-review", "-record",	"-testing", "-iter",
-	"-bots", "-author", "-revtest", "-list",    "size",
-	"text",	 "rule",    "random",
+	"-bots", "-author", "-revtest", "-list",    "lr-all",
+	"size",	 "text",    "rule",	"random",
 };
 
 void archeval_opts_default(struct archeval_opts *o)
@@ -93,7 +94,8 @@ static void model_mask(unsigned char *use, int m)
 
 static void model_setup(struct model_params *mp, unsigned char *use, int m)
 {
-	model_params_default(mp, m == AE_SIZE	? MODEL_KIND_TABLR
+	model_params_default(mp, m == AE_SIZE || m == AE_LR_ALL
+					 ? MODEL_KIND_TABLR
 				 : m == AE_TEXT ? MODEL_KIND_TEXT
 						: MODEL_KIND_FULL);
 	model_mask(use, m);

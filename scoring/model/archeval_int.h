@@ -23,6 +23,7 @@ enum {
 	AE_NO_AUTHOR,
 	AE_NO_REVTEST,
 	AE_NO_LIST,
+	AE_LR_ALL, /* a logistic regression on every column */
 	AE_SIZE,
 	AE_TEXT,
 	AE_RULE,   /* scores only: changed lines */

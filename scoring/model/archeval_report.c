@@ -138,7 +138,7 @@ static int model_row(struct buf *md, struct aerun *r, int m, double *rec)
 
 static int models_table(struct buf *md, struct aerun *r, double *rec)
 {
-	static const int order[] = { AE_FULL, AE_NO_LIST, AE_SIZE,
+	static const int order[] = { AE_FULL, AE_NO_LIST, AE_LR_ALL, AE_SIZE,
 				     AE_TEXT, AE_RULE,	  AE_RANDOM };
 	size_t i;
 	int rc = 0;
