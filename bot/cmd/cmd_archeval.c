@@ -95,7 +95,8 @@ int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx)
 	struct buf md = BUF_INIT, out = BUF_INIT, cmdline = BUF_INIT;
 	const char *outdir = NULL, *title = NULL, *since = NULL, *until = NULL;
 	struct progress pr;
-	long long folds, horizon = -1;
+	long long folds, horizon = -1, depth = 0;
+	double mcw = 0;
 	int archive = 0, rc;
 	size_t npos;
 	const struct opt opts[] = {
@@ -106,6 +107,8 @@ int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_STRING(0, "until", &until),
 		OPTION_INT(0, "folds", &folds, 1, 16),
 		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
+		OPTION_INT(0, "depth", &depth, 0, 16),
+		OPTION_DOUBLE(0, "min-child-weight", &mcw, 0, 1e6),
 		OPTION_END,
 	};
 
@@ -115,6 +118,8 @@ int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx)
 	if (rc)
 		return opt_exit(rc);
 	o.folds = (unsigned)folds;
+	o.depth = (unsigned)depth;
+	o.min_child_weight = mcw;
 	if (horizon >= 0)
 		o.horizon = (int64_t)horizon * 86400;
 	command_line(&cmdline, argc, argv);
@@ -183,25 +188,32 @@ int cmd_train_archive(int argc, char **argv, struct cli_ctx *ctx)
 	struct archds *ds = NULL;
 	struct pt_model *m = NULL;
 	const char *since = NULL;
-	long long horizon = 365;
+	struct archeval_opts o;
+	long long horizon = 365, depth = 0;
+	double mcw = 0;
 	int archive = 0, rc;
 	size_t npos;
 	const struct opt opts[] = {
 		OPTION_FLAG(0, "archive", &archive),
 		OPTION_STRING(0, "since", &since),
 		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
+		OPTION_INT(0, "depth", &depth, 0, 16),
+		OPTION_DOUBLE(0, "min-child-weight", &mcw, 0, 1e6),
 		OPTION_END,
 	};
 
 	rc = opt_parse("train", opts, argc, argv, NULL, 0, &npos);
 	if (rc)
 		return opt_exit(rc);
+	archeval_opts_default(&o);
+	o.horizon = (int64_t)horizon * 86400;
+	o.depth = (unsigned)depth;
+	o.min_child_weight = mcw;
 	memset(&pr, 0, sizeof(pr));
 	progress_init(&pr.line, ctx);
 	rc = build_rows(&ds, ctx, &pr.line, "train", since, NULL);
 	if (rc == EXIT_OK &&
-	    (archeval_train(&m, ds, (int64_t)horizon * 86400, model_progress,
-			    &pr) ||
+	    (archeval_train(&m, ds, &o, model_progress, &pr) ||
 	     model_set_note(m, "data",
 			    "applied postings of the imported list archives; "
 			    "features as of the apply date") ||

@@ -92,7 +92,8 @@ static void model_mask(unsigned char *use, int m)
 	}
 }
 
-static void model_setup(struct model_params *mp, unsigned char *use, int m)
+static void model_setup(struct model_params *mp, unsigned char *use, int m,
+			const struct archeval_opts *o)
 {
 	model_params_default(mp, m == AE_SIZE || m == AE_LR_ALL
 					 ? MODEL_KIND_TABLR
@@ -101,6 +102,10 @@ static void model_setup(struct model_params *mp, unsigned char *use, int m)
 	model_mask(use, m);
 	mp->task = "risk-archive";
 	mp->tab_use = use;
+	if (o->depth)
+		mp->depth = o->depth;
+	if (o->min_child_weight > 0)
+		mp->min_child_weight = o->min_child_weight;
 }
 
 static int train_predict(double *p, struct aerun *r, int m, const size_t *tr,
@@ -111,7 +116,7 @@ static int train_predict(double *p, struct aerun *r, int m, const size_t *tr,
 	struct pt_model *model = NULL;
 	int rc;
 
-	model_setup(&mp, use, m);
+	model_setup(&mp, use, m, r->o);
 	rc = model_train(&model, r->ds->d, tr, ntr, &mp);
 	if (!rc)
 		rc = model_predict_rows(p, model, r->ds->d, te, nte);
@@ -285,7 +290,8 @@ int archeval_run(struct buf *md, struct archds *ds,
 	return rc;
 }
 
-int archeval_train(struct pt_model **out, struct archds *ds, int64_t horizon,
+int archeval_train(struct pt_model **out, struct archds *ds,
+		   const struct archeval_opts *o,
 		   void (*progress)(const char *phase, double done, void *ctx),
 		   void *progress_ctx)
 {
@@ -297,10 +303,10 @@ int archeval_train(struct pt_model **out, struct archds *ds, int64_t horizon,
 	*out = NULL;
 	archds_set_labels(ds, INT64_MAX);
 	rc = archds_rows(&idx, &n, ds, INT64_MIN, INT64_MAX, ds->newest,
-			 horizon);
+			 o->horizon);
 	if (rc)
 		return rc;
-	model_setup(&mp, use, AE_FULL);
+	model_setup(&mp, use, AE_FULL, o);
 	mp.progress = progress;
 	mp.progress_ctx = progress_ctx;
 	rc = model_train(out, ds->d, idx, n, &mp);

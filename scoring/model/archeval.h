@@ -35,6 +35,9 @@ struct archeval_opts {
 	int64_t horizon;   /* label horizon in seconds (365 days) */
 	uint64_t seed;
 	unsigned bootstrap; /* resamples for intervals (200) */
+	/* the trees of the full models (0: model.h's defaults) */
+	unsigned depth;
+	double min_child_weight;
 	const char *title, *command;
 	struct pt_progress progress; /* "evaluating: done/total models" */
 };
@@ -53,7 +56,8 @@ int archeval_run(struct buf *md, struct archds *ds,
  * final now (a known bug, or applied at least horizon before the newest
  * message), with its task "risk-archive".
  */
-int archeval_train(struct pt_model **out, struct archds *ds, int64_t horizon,
+int archeval_train(struct pt_model **out, struct archds *ds,
+		   const struct archeval_opts *o,
 		   void (*progress)(const char *phase, double done, void *ctx),
 		   void *progress_ctx);
 
