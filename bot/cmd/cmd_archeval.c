@@ -118,8 +118,10 @@ int cmd_eval_archive(int argc, char **argv, struct cli_ctx *ctx)
 	if (rc)
 		return opt_exit(rc);
 	o.folds = (unsigned)folds;
-	o.depth = (unsigned)depth;
-	o.min_child_weight = mcw;
+	if (depth)
+		o.depth = (unsigned)depth;
+	if (mcw > 0)
+		o.min_child_weight = mcw;
 	if (horizon >= 0)
 		o.horizon = (int64_t)horizon * 86400;
 	command_line(&cmdline, argc, argv);
@@ -207,8 +209,10 @@ int cmd_train_archive(int argc, char **argv, struct cli_ctx *ctx)
 		return opt_exit(rc);
 	archeval_opts_default(&o);
 	o.horizon = (int64_t)horizon * 86400;
-	o.depth = (unsigned)depth;
-	o.min_child_weight = mcw;
+	if (depth)
+		o.depth = (unsigned)depth;
+	if (mcw > 0)
+		o.min_child_weight = mcw;
 	memset(&pr, 0, sizeof(pr));
 	progress_init(&pr.line, ctx);
 	rc = build_rows(&ds, ctx, &pr.line, "train", since, NULL);

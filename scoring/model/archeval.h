@@ -35,7 +35,7 @@ struct archeval_opts {
 	int64_t horizon;   /* label horizon in seconds (365 days) */
 	uint64_t seed;
 	unsigned bootstrap; /* resamples for intervals (200) */
-	/* the trees of the full models (0: model.h's defaults) */
+	/* the trees of the full models (3 and 20; 0: model.h's) */
 	unsigned depth;
 	double min_child_weight;
 	const char *title, *command;
