@@ -72,7 +72,26 @@ static int cmp_sp(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The subject's words (letters, digits, '_'), unique, 1/sqrt(n) each. */
+size_t archds_next_word(const char **s, char *tok, size_t cap)
+{
+	const char *p = *s ? *s : "";
+	size_t len;
+
+	do {
+		len = 0;
+		while (*p && !isalnum((unsigned char)*p) && *p != '_')
+			p++;
+		while (*p && (isalnum((unsigned char)*p) || *p == '_'))
+			if (len + 1 < cap)
+				tok[len++] = (char)tolower((unsigned char)*p++);
+			else
+				p++;
+	} while (*p && len < 2);
+	*s = p;
+	return len < 2 ? 0 : len;
+}
+
+/* The subject's words (archds_next_word), unique, 1/sqrt(n) each. */
 static int subject_words(struct model_sparse **out, size_t *n, const char *subj,
 			 unsigned bits)
 {
@@ -85,19 +104,12 @@ static int subject_words(struct model_sparse **out, size_t *n, const char *subj,
 	sp = pt_calloc(ARCHDS_MAX_WORDS + 1, sizeof(*sp));
 	if (!sp)
 		return PT_ENOMEM;
-	while (subj && *subj && k < ARCHDS_MAX_WORDS) {
-		size_t len = 0;
+	while (k < ARCHDS_MAX_WORDS) {
+		size_t len = archds_next_word(&subj, tok, sizeof(tok));
 
-		while (*subj && !isalnum((unsigned char)*subj) && *subj != '_')
-			subj++;
-		while (*subj && (isalnum((unsigned char)*subj) || *subj == '_'))
-			if (len + 1 < sizeof(tok))
-				tok[len++] =
-					(char)tolower((unsigned char)*subj++);
-			else
-				subj++;
-		if (len > 1)
-			sp[k++].index = feat_hash("w", tok, len, bits);
+		if (!len)
+			break;
+		sp[k++].index = feat_hash("w", tok, len, bits);
 	}
 	if (k)
 		qsort(sp, k, sizeof(*sp), cmp_sp);

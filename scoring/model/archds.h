@@ -74,6 +74,13 @@ int archds_vector(float *tab, struct model_sparse **sp, size_t *nsp,
 		  char **subject, struct db *db, int64_t patch_id,
 		  int64_t as_of, unsigned hash_bits);
 
+/*
+ * The next word of a subject from *s on (letters, digits and '_',
+ * lowercased, two characters or more, cut at cap - 1) into tok; its
+ * length, 0 at the end.  The words are the archive model's sparse part.
+ */
+size_t archds_next_word(const char **s, char *tok, size_t cap);
+
 struct explain_reason;
 /*
  * Why the archive model m gave the row its score (archexplain.c):

@@ -10,7 +10,6 @@
  */
 #include "scoring/model/archds.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,24 +59,13 @@ static char *col_text(size_t col, double v)
 static int word_of(char *out, size_t cap, uint32_t ix, const char *subj)
 {
 	char tok[64];
+	size_t len;
 
-	while (subj && *subj) {
-		size_t len = 0;
-
-		while (*subj && !isalnum((unsigned char)*subj) && *subj != '_')
-			subj++;
-		while (*subj && (isalnum((unsigned char)*subj) || *subj == '_'))
-			if (len + 1 < sizeof(tok))
-				tok[len++] =
-					(char)tolower((unsigned char)*subj++);
-			else
-				subj++;
-		if (len > 1 &&
-		    feat_hash("w", tok, len, MODEL_HASH_BITS) == ix) {
+	while ((len = archds_next_word(&subj, tok, sizeof(tok))))
+		if (feat_hash("w", tok, len, MODEL_HASH_BITS) == ix) {
 			snprintf(out, cap, "%.*s", (int)len, tok);
 			return 1;
 		}
-	}
 	return 0;
 }
 
