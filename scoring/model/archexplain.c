@@ -2,9 +2,10 @@
  * archexplain.c - why the archive model (archds.h) gave a posting its
  * score, in a maintainer's words: each column's contribution to the
  * log-odds (model_explain) as a sentence from the column and its value
- * ("v1 drew 14 requests from reviewers", "no Reviewed-by given on the
- * list", "reviewed by someone whose reviewed postings were later fixed
- * 2% of the time"), the subject's words by their hashed index.  The rows
+ * ("earlier versions drew 14 requests from reviewers", "no Reviewed-by
+ * given on the list", "its reviewers' earlier reviewed postings: a
+ * smoothed bug rate of 2% (the highest of them)"), the subject's words
+ * by their hashed index.  The rows
  * are explain.h's, so the verdict shows them as it shows the git
  * model's.  It does not print.
  */
@@ -33,8 +34,8 @@ static char *col_text(size_t col, double v)
 
 	if (is_rate(col))
 		buf_addf(&b,
-			 "reviewed by someone whose reviewed postings "
-			 "were later fixed %.0f%% of the time",
+			 "its reviewers' earlier reviewed postings: a "
+			 "smoothed bug rate of %.0f%% (the highest of them)",
 			 100 * v);
 	else if (col == ARCHDS_NSIZE + LISTFEAT_PREV_ASKS && n)
 		buf_addf(&b,

@@ -10,7 +10,9 @@
 # (`archive import`) with a Reviewed-by/Tested-by given only on the list
 # and a tagless reply reaching Patchwork makes the bot score it again, so
 # the thread's features and the list's reviews count on both sides.
-# Plain score prints the same "check:" line.  A commit goes through the
+# Plain score prints the same "check:" line.  With an archive model
+# (train --archive) in the state, the risk of that list mail is the
+# archive model's, posted and shown alike.  A commit goes through the
 # same path (no Message-ID, so no thread) and its check has the bot's
 # form; it is not compared with a posted check: the bot posts only for
 # mails, and a commit's features are not its mail's (committer date and
@@ -172,6 +174,32 @@ sys.exit(not ("1 Tested-by" in b and "1 Tested-by" not in a))' \
 pt score "$mail" >"$tmp/score2.txt"
 risk=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["check"]["risk"])' "$tmp/score2.json")
 check "plain score prints the same check" grep -qxF "  check: $risk" "$tmp/score2.txt"
+
+# ---- the archive model: list mail the lists know ---------------------
+# An archive model (train --archive, here on the synthetic archive of
+# mkarchive.py) in the state scores the risk of a patch whose thread the
+# database knows, in the bot as in score: the posted check names it.
+"$py" "$PT_SOURCE_DIR/tests/lib/mkarchive.py" "$tmp/arch.mbox" 7 >/dev/null
+"$bin" --state "$tmp/arch" archive import --mbox "$tmp/arch.mbox" >/dev/null &&
+	"$bin" --state "$tmp/arch" train --archive >"$tmp/arch.out" 2>&1
+rc=$?; check "train --archive exits 0 ($(tail -3 "$tmp/arch.out"))" [ $rc = 0 ]
+cp -r "$tmp/arch/models/risk-archive" "$tmp/st/models/"
+reply 'Ann Other <ann@example.org>' parity-ping-2@example.org \
+	'Still waiting on this one.' >"$tmp/ping2.eml"
+standin_import "$tmp/ping2.eml"
+pt run --once >"$tmp/run3.out" 2>"$tmp/run3.err"
+rc=$?; check "third run exits 0 ($(tail -3 "$tmp/run3.err"))" [ $rc = 0 ]
+dump >"$tmp/pw3.json"
+pt score --json "$mail" >"$tmp/score3.json" 2>"$tmp/score3.err"
+rc=$?; check "score --json exits 0 ($(cat "$tmp/score3.err"))" [ $rc = 0 ]
+check "with the archive model, score's check is what the bot posted" \
+	same_checks "$tmp/pw3.json" "$tmp/score3.json" "$msgid"
+check "the archive model scored the risk, and the check names it" \
+	"$py" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["models"]["risk"].startswith("risk-archive-"), j["models"]
+assert "(model risk-archive-" in j["check"]["risk"], j["check"]' \
+	"$tmp/score3.json"
 
 # ---- a commit: the same path, the same text in both forms ------------
 rev=$(git -C "$tmp/t/linux" log -1 --format=%H -- drivers/net)
