@@ -115,6 +115,11 @@ static const struct db_step lists_steps[] = {
 	      "CREATE INDEX mail_reviews_email ON mail_reviews (email, date);"
 	      "CREATE INDEX list_notices_who ON list_notices (lower(who),"
 	      " date);" },
+	/* 19: what a reply quotes, and the machines its tested claim names */
+	{ 19, "ALTER TABLE replies ADD COLUMN quoted_lines INTEGER NOT NULL"
+	      " DEFAULT 0;"
+	      "ALTER TABLE replies ADD COLUMN tested_scale INTEGER NOT NULL"
+	      " DEFAULT 0;" },
 };
 
 const struct db_schema lists_schema = {

@@ -84,6 +84,10 @@ struct thread_text {
 	unsigned new_lines;	  /* non-quoted, non-blank lines */
 	unsigned inline_comments; /* new-text blocks between quoted lines */
 	unsigned tested_claims;
+	unsigned quoted_lines; /* lines quoted from what it answers */
+	/* the most machines a tested claim names ("tested on 3 boards"),
+	   1 for a claim naming none, 0 without a claim */
+	unsigned tested_scale;
 	int sentiment_words;
 	double sentiment_sum;
 };

@@ -274,6 +274,8 @@ static int insert_reply(struct thread *t, const struct patch *p,
 				 ? tx.sentiment_sum / tx.sentiment_words
 				 : 0.0,
 			 bot.name, bot.verdict, bot.arch[0] ? bot.arch : NULL);
+	thread_stmt_bind(st, 14, "ii", (int64_t)tx.quoted_lines,
+			 (int64_t)tx.tested_scale);
 	return thread_stmt_run(t, st, "storing reply");
 }
 

@@ -82,7 +82,8 @@ static const char *const thread_sql[SQL_COUNT] = {
 		"INSERT OR IGNORE INTO replies (message_id, series_id, "
 		"patch_id, author_name, author_email, date, lines, "
 		"inline_comments, tested_claims, sentiment, bot, "
-		"bot_verdict, bot_arch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		"bot_verdict, bot_arch, quoted_lines, tested_scale) VALUES "
+		"(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[SQL_LOAD_REFS] = "SELECT ref FROM message_refs WHERE message_id = ? "
 			  "ORDER BY pos",
 	[SQL_RELINK_REPLY] =

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -51,7 +52,82 @@ static const char *const tested_phrases[] = {
 	"tested the series", "tested the patch",
 };
 
-static int has_tested_claim(const char *s, size_t n)
+/* What a tested claim may count: boards, machines and their kind. */
+static const char *const scale_units[] = {
+	"board",  "machine", "system",	 "device", "platform", "host",
+	"server", "soc",     "target",	 "config", "variant",  "box",
+	"laptop", "phone",   "computer", NULL,
+};
+
+static const char *const number_words[] = {
+	"zero", "one",	 "two",	  "three", "four", "five",
+	"six",	"seven", "eight", "nine",  "ten",  NULL,
+};
+
+static unsigned word_number(const char *w, size_t n)
+{
+	unsigned i;
+
+	if (n && isdigit((unsigned char)w[0])) {
+		unsigned long v = strtoul(w, NULL, 10);
+
+		return v > 100000 ? 100000 : (unsigned)v;
+	}
+	for (i = 0; number_words[i]; i++)
+		if (strlen(number_words[i]) == n &&
+		    !strncmp(w, number_words[i], n))
+			return i;
+	return 0;
+}
+
+static int is_unit(const char *w, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; scale_units[i]; i++) {
+		size_t k = strlen(scale_units[i]);
+
+		if (n >= k && n <= k + 2 && !strncmp(w, scale_units[i], k))
+			return 1; /* boards, boxes */
+	}
+	return 0;
+}
+
+/*
+ * The machines a tested line names: N of "N boards" (digits or one to
+ * ten; one word may stand between, "3 different boards"), the largest;
+ * 1 when it names none.  low is the line in lower case.
+ */
+static unsigned claim_scale(const char *low)
+{
+	const char *w[64];
+	size_t len[64], k = 0, i;
+	unsigned best = 1, v;
+
+	while (*low && k < 64) {
+		while (*low && !isalnum((unsigned char)*low))
+			low++;
+		w[k] = low;
+		while (isalnum((unsigned char)*low))
+			low++;
+		len[k] = (size_t)(low - w[k]);
+		if (len[k])
+			k++;
+	}
+	for (i = 0; i + 1 < k; i++) {
+		v = word_number(w[i], len[i]);
+		if (v < 2)
+			continue;
+		if ((is_unit(w[i + 1], len[i + 1]) ||
+		     (i + 2 < k && is_unit(w[i + 2], len[i + 2]))) &&
+		    v > best)
+			best = v;
+	}
+	return best;
+}
+
+/* 0 without a tested claim in the line, else the machines it names. */
+static unsigned tested_claim(const char *s, size_t n)
 {
 	char low[512];
 	size_t i;
@@ -66,7 +142,7 @@ static int has_tested_claim(const char *s, size_t n)
 		return 0;
 	for (i = 0; i < sizeof(tested_phrases) / sizeof(*tested_phrases); i++)
 		if (strstr(low, tested_phrases[i]))
-			return 1;
+			return claim_scale(low);
 	return 0;
 }
 
@@ -103,6 +179,7 @@ void thread_analyse_text(struct thread *t, const char *text, size_t len,
 			 struct thread_text *o)
 {
 	size_t i = 0, e;
+	unsigned scale;
 	int seen_quote = 0, pending = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -119,6 +196,7 @@ void thread_analyse_text(struct thread *t, const char *text, size_t len,
 		if (n == 3 && !strncmp(s, "-- ", 3))
 			break; /* signature */
 		if (line_quoted(s, n)) {
+			o->quoted_lines++;
 			if (pending)
 				o->inline_comments++;
 			pending = 0;
@@ -130,7 +208,10 @@ void thread_analyse_text(struct thread *t, const char *text, size_t len,
 		o->new_lines++;
 		if (seen_quote)
 			pending = 1;
-		o->tested_claims += (unsigned)has_tested_claim(s, n);
+		scale = tested_claim(s, n);
+		o->tested_claims += scale > 0;
+		if (scale > o->tested_scale)
+			o->tested_scale = scale;
 		score_words(t, s, n, o);
 	}
 }

@@ -47,6 +47,11 @@ static char *col_text(size_t col, double v)
 	else if (col == ARCHDS_NSIZE + LISTFEAT_DAYS_FIRST)
 		buf_addf(&b, "%.0f days on the list since the first version",
 			 v);
+	else if (col == ARCHDS_NSIZE + LISTFEAT_TESTED_SCALE && n)
+		buf_addf(&b,
+			 "a reviewer says it was tested on %lld "
+			 "machine%s",
+			 n, n == 1 ? "" : "s");
 	else if (col == ARCHDS_NSIZE + LISTFEAT_SENTIMENT)
 		buf_addf(&b, "mean sentiment of replies %+.2f", v);
 	else if (!n)

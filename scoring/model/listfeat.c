@@ -147,7 +147,10 @@ static int conv(struct listfeat *o, struct db *db, const struct post *p)
 		   " WHEN r.bot_verdict IN ('failure', 'error', 'warning') "
 		   "THEN 1 END), count(DISTINCT r.bot_arch), "
 		   "coalesce(sum(CASE WHEN r.bot IS NULL AND r.author_email "
-		   "!= ?4 THEN r.lines END), 0) FROM replies r "
+		   "!= ?4 THEN r.lines END), 0), coalesce(sum(CASE WHEN "
+		   "r.bot IS NULL AND r.author_email != ?4 THEN "
+		   "r.quoted_lines END), 0), coalesce(max(r.tested_scale), 0) "
+		   "FROM replies r "
 		   "WHERE " ON_PATCH " AND r.date <= ?3",
 		   p, o->as_of);
 	if (rc < 0)
@@ -162,6 +165,8 @@ static int conv(struct listfeat *o, struct db *db, const struct post *p)
 	v[LISTFEAT_BOT_FAILURES] = sqlite3_column_double(st, 7);
 	v[LISTFEAT_BOT_ARCHS] = sqlite3_column_double(st, 8);
 	v[LISTFEAT_REPLY_LINES] = sqlite3_column_double(st, 9);
+	v[LISTFEAT_QUOTED_LINES] = sqlite3_column_double(st, 10);
+	v[LISTFEAT_TESTED_SCALE] = sqlite3_column_double(st, 11);
 	sqlite3_finalize(st);
 	return 0;
 }

@@ -111,7 +111,11 @@ enum listfeat_group {
 	X(PREV_BOT_FAILURES, "list.prev_bot_failures", BOTS,                   \
 	  "failing test-bot reports on earlier versions")                      \
 	X(SIZE_CHANGE, "list.size_change", ITER,                               \
-	  "changed lines differing from the previous version")
+	  "changed lines differing from the previous version")                 \
+	X(QUOTED_LINES, "list.quoted_lines", REVIEW,                           \
+	  "lines reviewers quoted in replies")                                 \
+	X(TESTED_SCALE, "list.tested_scale", TESTING,                          \
+	  "machines the largest tested claim names")
 
 enum listfeat_id {
 #define LISTFEAT_ENUM(id, name, group, desc) LISTFEAT_##id,

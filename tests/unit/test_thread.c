@@ -360,8 +360,36 @@ static void test_text_analysis(void **state)
 	assert_int_equal(tx.new_lines, 3);
 	assert_int_equal(tx.inline_comments, 2);
 	assert_int_equal(tx.tested_claims, 1);
+	assert_int_equal(tx.tested_scale, 1); /* no number of machines */
+	assert_int_equal(tx.quoted_lines, 4);
 	assert_int_equal(tx.sentiment_words, 2); /* wrong, nice */
 	assert_true(tx.sentiment_sum == 0.0);
+}
+
+/* The machines a tested claim names: the most of its lines'. */
+static void test_tested_scale(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *text;
+		unsigned scale;
+	} lines[] = {
+		{ "Tested on 3 boards.\n", 3 },
+		{ "Tested on three different boards, works.\n", 3 },
+		{ "I tested this on my board.\n", 1 },
+		{ "Tested with 2 configs\nand tested on 12 machines\n", 12 },
+		{ "Tested on v6.8-rc3, 5 times.\n", 1 },
+		{ "Not tested on 4 boards yet.\n", 0 },
+		{ "Looks fine to me.\n", 0 },
+	};
+	struct thread_text tx;
+	size_t i;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		thread_analyse_text(f->t, lines[i].text, strlen(lines[i].text),
+				    &tx);
+		assert_int_equal(tx.tested_scale, lines[i].scale);
+	}
 }
 
 struct corpus {
@@ -464,6 +492,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duplicate, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_text_analysis, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tested_scale, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_linux_pwm_2024, setup,
 						teardown),

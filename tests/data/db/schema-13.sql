@@ -15,7 +15,7 @@ CREATE INDEX patches_subject ON patches (norm_subject);
 CREATE TABLE messages ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL UNIQUE, in_reply_to TEXT, list_id TEXT, author_name TEXT, author_email TEXT, date INTEGER, subject TEXT, kind TEXT NOT NULL, series_id INTEGER, patch_id INTEGER, source TEXT, received INTEGER NOT NULL);
 CREATE TABLE message_refs ( message_id TEXT NOT NULL, ref TEXT NOT NULL, pos INTEGER NOT NULL, PRIMARY KEY (message_id, pos));
 CREATE INDEX message_refs_ref ON message_refs (ref);
-CREATE TABLE replies ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL UNIQUE, series_id INTEGER, patch_id INTEGER, author_name TEXT, author_email TEXT, date INTEGER, lines INTEGER NOT NULL, inline_comments INTEGER NOT NULL, tested_claims INTEGER NOT NULL, sentiment REAL NOT NULL, bot TEXT, bot_verdict TEXT, bot_arch TEXT);
+CREATE TABLE replies ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL UNIQUE, series_id INTEGER, patch_id INTEGER, author_name TEXT, author_email TEXT, date INTEGER, lines INTEGER NOT NULL, inline_comments INTEGER NOT NULL, tested_claims INTEGER NOT NULL, sentiment REAL NOT NULL, bot TEXT, bot_verdict TEXT, bot_arch TEXT, quoted_lines INTEGER NOT NULL DEFAULT 0, tested_scale INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX replies_patch ON replies (patch_id);
 CREATE INDEX replies_series ON replies (series_id);
 CREATE TABLE mail_reviews ( id INTEGER PRIMARY KEY, reply_msgid TEXT NOT NULL, series_id INTEGER, patch_id INTEGER NOT NULL DEFAULT 0, kind TEXT NOT NULL, name TEXT, email TEXT, date INTEGER, UNIQUE (reply_msgid, kind, email, patch_id));
