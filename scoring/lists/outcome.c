@@ -22,6 +22,7 @@
 
 #define OUTCOME_MAX_ITEMS 256
 #define OUTCOME_ITEM_UNNUMBERED 1000
+#define OUTCOME_ITEM_DIGEST 100000
 #define OUTCOME_MAX_COLS 10
 #define OUTCOME_BATCH 1024
 
@@ -66,7 +67,8 @@ int outcome_open(struct outcome **out, struct db *db, const char *labels_conf)
 		rc = db_prepare(&o->notice, db,
 				"INSERT OR IGNORE INTO list_notices (message_id,"
 				" kind, who, date, item, item_subject, "
-				"commit_sha, branch) VALUES (?,?,?,?,?,?,?,?)");
+				"commit_sha, branch, tree, target) VALUES "
+				"(?,?,?,?,?,?,?,?,?,?)");
 	if (!rc)
 		rc = db_prepare(&o->ask, db,
 				"INSERT OR IGNORE INTO list_asks (message_id, "
@@ -330,24 +332,36 @@ static int note_patch(struct outcome *o, const struct patch *p)
 	return rc;
 }
 
+/* A notice's item: what it applied, where, by whom. */
+struct notice_row {
+	const char *kind; /* 'reply' or 'bot' */
+	const struct outcome_dest *dest;
+	unsigned item;
+	const char *subject, *sha;
+	const char *target; /* a digest's item: the posting it names */
+};
+
 static int store_notice(struct outcome *o, const struct patch *p,
-			const char *kind, unsigned item, const char *subj,
-			const char *sha)
+			const struct notice_row *nr)
 {
+	const struct outcome_dest *d = nr->dest;
 	struct drow *r;
 	char *norm = NULL;
 	int rc;
 
-	if (subj && !(norm = subject_normalise(subj)))
+	if (nr->subject && !(norm = subject_normalise(nr->subject)))
 		return PT_ENOMEM;
 	r = row_new(o, o->notice, "storing an applied notice");
 	row_text(o, r, 1, p->message_id);
-	row_text(o, r, 2, kind);
-	row_text(o, r, 3, p->author.email);
+	row_text(o, r, 2, nr->kind);
+	row_text(o, r, 3, d->by[0] ? d->by : p->author.email);
 	row_int(r, 4, p->author_date);
-	row_int(r, 5, (int)item);
+	row_int(r, 5, (int)nr->item);
 	row_text(o, r, 6, norm);
-	row_text(o, r, 7, sha && *sha ? sha : NULL);
+	row_text(o, r, 7, nr->sha && *nr->sha ? nr->sha : NULL);
+	row_text(o, r, 8, d->branch[0] ? d->branch : NULL);
+	row_text(o, r, 9, d->tree[0] ? d->tree : NULL);
+	row_text(o, r, 10, nr->target);
 	rc = row_done(o);
 	free(norm);
 	return rc;
@@ -359,33 +373,118 @@ static int item_subject(struct subject *s, const struct outcome_item *it)
 	return subject_parse(s, it->subject, strlen(it->subject));
 }
 
+static int store_items(struct outcome *o, const struct patch *p,
+		       struct notice_row *nr, const struct outcome_item *items,
+		       size_t n)
+{
+	struct subject s;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < n; i++) {
+		if (items[i].unmatched)
+			continue; /* patchwork-bot found no commit for it */
+		memset(&s, 0, sizeof(s));
+		rc = item_subject(&s, &items[i]);
+		nr->item = items[i].number
+				   ? items[i].number
+				   : OUTCOME_ITEM_UNNUMBERED + (unsigned)i;
+		nr->subject = s.clean ? s.clean : items[i].subject;
+		nr->sha = items[i].sha;
+		if (!rc)
+			rc = store_notice(o, p, nr);
+		subject_clear(&s);
+	}
+	return rc;
+}
+
 static int note_notice(struct outcome *o, const struct patch *p,
 		       const char *kind, const char *text)
 {
 	struct outcome_item *items;
-	struct subject s;
-	size_t n, i;
-	unsigned key;
-	int rc = 0;
+	struct outcome_dest dest;
+	struct notice_row nr = { kind, &dest, 0, NULL, NULL, NULL };
+	char sha[41];
+	size_t n;
+	int rc;
 
 	items = pt_calloc(OUTCOME_MAX_ITEMS, sizeof(*items));
 	if (!items)
 		return PT_ENOMEM;
-	n = outcome_parse_items(items, OUTCOME_MAX_ITEMS, text, strlen(text));
-	if (!n)
-		rc = store_notice(o, p, kind, 0, NULL, NULL);
+	outcome_parse_dest(&dest, text, strlen(text));
+	n = outcome_parse_items(items, OUTCOME_MAX_ITEMS, text, strlen(text),
+				!strcmp(kind, "bot"));
+	if (!n) {
+		outcome_notice_sha(text, strlen(text), sha);
+		nr.sha = sha;
+		rc = store_notice(o, p, &nr);
+	} else {
+		rc = store_items(o, p, &nr, items, n);
+	}
+	free(items);
+	return rc;
+}
+
+/*
+ * A patchwork-bot digest: each item names its posting by Message-ID
+ * (target), never the thread the digest may hang in.  Items are keyed
+ * OUTCOME_ITEM_DIGEST + i, apart from the numbered items of a notice.
+ */
+static int note_digest(struct outcome *o, const struct patch *p,
+		       const char *text, int *done)
+{
+	struct outcome_digest_item *items;
+	struct outcome_dest dest;
+	struct notice_row nr = { "bot", &dest, 0, NULL, NULL, NULL };
+	struct subject s;
+	size_t n, i;
+	int rc = 0;
+
+	*done = 0;
+	if (!p->author.email || strncmp(p->author.email, "patchwork-bot", 13))
+		return 0;
+	items = pt_calloc(OUTCOME_MAX_ITEMS, sizeof(*items));
+	if (!items)
+		return PT_ENOMEM;
+	n = outcome_parse_digest(items, OUTCOME_MAX_ITEMS, text, strlen(text));
+	*done = outcome_has_ci(text, strlen(text), "marked \"accepted\"");
+	outcome_parse_dest(&dest, text, strlen(text));
 	for (i = 0; !rc && i < n; i++) {
 		memset(&s, 0, sizeof(s));
-		rc = item_subject(&s, &items[i]);
-		key = items[i].number ? items[i].number
-				      : OUTCOME_ITEM_UNNUMBERED + (unsigned)i;
+		rc = subject_parse(&s, items[i].subject,
+				   strlen(items[i].subject));
+		memcpy(dest.by, items[i].by, sizeof(dest.by));
+		nr.item = OUTCOME_ITEM_DIGEST + (unsigned)i;
+		nr.subject = s.clean ? s.clean : items[i].subject;
+		nr.target = items[i].target;
 		if (!rc)
-			rc = store_notice(o, p, kind, key,
-					  s.clean ? s.clean : items[i].subject,
-					  items[i].sha);
+			rc = store_notice(o, p, &nr);
 		subject_clear(&s);
 	}
 	free(items);
+	return rc;
+}
+
+/* Mark Brown's 'Applied "subject" to the spi tree' with its commit. */
+static int note_quoted(struct outcome *o, const struct patch *p,
+		       const char *text, int *done)
+{
+	struct outcome_dest dest;
+	struct notice_row nr = { "reply", &dest, OUTCOME_ITEM_UNNUMBERED,
+				 NULL,	  NULL,	 NULL };
+	char sha[41], *subj;
+	int rc;
+
+	*done = 0;
+	subj = outcome_applied_quote(p->subject.raw, text, sha);
+	if (!subj)
+		return 0;
+	*done = 1;
+	outcome_parse_dest(&dest, text, strlen(text));
+	nr.subject = subj;
+	nr.sha = sha;
+	rc = store_notice(o, p, &nr);
+	free(subj);
 	return rc;
 }
 
@@ -421,10 +520,14 @@ static int note_reply(struct outcome *o, const struct patch *p)
 {
 	struct buf text = BUF_INIT;
 	struct thread_bot bot;
-	int rc;
+	int rc, quoted = 0;
 
 	rc = thread_reply_body(&text, p);
-	if (rc)
+	if (!rc && text.ptr)
+		rc = note_digest(o, p, text.ptr, &quoted);
+	if (!rc && text.ptr && !quoted)
+		rc = note_quoted(o, p, text.ptr, &quoted);
+	if (rc || quoted)
 		goto out;
 	if (text.ptr) /* not what an original pasted below it says */
 		buf_truncate(&text, thread_reply_own_len(text.ptr));
@@ -443,6 +546,20 @@ out:
 	return rc;
 }
 
+static int note_other(struct outcome *o, const struct patch *p)
+{
+	struct buf text = BUF_INIT;
+	int rc, done = 0;
+
+	if (!p->author.email || strncmp(p->author.email, "patchwork-bot", 13))
+		return 0;
+	rc = thread_reply_body(&text, p);
+	if (!rc && text.ptr)
+		rc = note_digest(o, p, text.ptr, &done);
+	buf_free(&text);
+	return rc;
+}
+
 int outcome_note(struct outcome *o, const struct patch *p,
 		 const struct thread_result *res)
 {
@@ -453,6 +570,8 @@ int outcome_note(struct outcome *o, const struct patch *p,
 		return note_patch(o, p);
 	case THREAD_REPLY:
 		return note_reply(o, p);
+	case THREAD_OTHER: /* patchwork-bot digests start their thread */
+		return note_other(o, p);
 	default:
 		return 0;
 	}

@@ -95,14 +95,65 @@ struct outcome_item {
 	unsigned number;   /* n of [n/m], 0 when absent */
 	char subject[256]; /* the subject as listed, without prefixes */
 	char sha[41];	   /* commit id as given, "" when none */
+	int unmatched;	   /* patchwork-bot's "(no matching commit)" */
 };
 
 /*
  * Parse the list of applied patches of a thank-you reply into items (at
- * most max); returns how many were found.
+ * most max); returns how many were found.  Items are "[n/m] subject"
+ * lines, each followed by its "commit: <id>" or link; with bot set, also
+ * patchwork-bot's unbracketed "- subject" lines and their "(no matching
+ * commit)".
  */
 size_t outcome_parse_items(struct outcome_item *items, size_t max,
-			   const char *text, size_t len);
+			   const char *text, size_t len, int bot);
+
+/*
+ * The commit id of a notice that lists no items (patchwork-bot's "  -
+ * subject / https://git.kernel.org/<tree>/c/<id>", a maintainer's
+ * "Applied as commit <id>" link) when it names exactly one; "" else.
+ */
+void outcome_notice_sha(const char *text, size_t len, char sha[41]);
+
+/* Where a notice says the patches went, and who put them there. */
+struct outcome_dest {
+	char tree[128];	 /* "broonie/spi.git", "" when not named */
+	char branch[64]; /* "for-next", "" when not named */
+	char by[128];	 /* patchwork-bot's "by Name <email>": the email */
+};
+
+/*
+ * Read "applied to <tree> (<branch>)\nby Name <email>:" (patchwork-bot)
+ * or "Applied to\n\n   https://git.kernel.org/.../git/<tree> <branch>"
+ * (b4 ty, and Mark Brown's older "has been applied to the spi tree at").
+ */
+void outcome_parse_dest(struct outcome_dest *d, const char *text, size_t len);
+
+/* One series or patch of a patchwork-bot digest. */
+struct outcome_digest_item {
+	char target[256];  /* its Message-ID, from the "Lore link:" */
+	char subject[256]; /* as listed, with its [v2,1/3] prefix */
+	char by[128];	   /* the "Committer:" email, "" when none */
+};
+
+/*
+ * patchwork-bot's digest ('The following patches were marked
+ * "accepted", because they were applied to <tree> (<branch>):'), not a
+ * reply in the thread it names: each "Patch: subject" or "Series: ..."
+ * block with its "Committer:", "Lore link:" and "Patches: [n/m] subject"
+ * lines gives one item per patch; blocks without a Lore link give none.
+ * Returns the items found (at most max); 0 when text is no digest.
+ */
+size_t outcome_parse_digest(struct outcome_digest_item *items, size_t max,
+			    const char *text, size_t len);
+
+/*
+ * Mark Brown's notices before b4 ('Applied "spi: foo" to the spi tree'
+ * as the subject, the commit as a git format-patch below): the applied
+ * subject (malloc'd) and the commit id in sha, or NULL.
+ */
+char *outcome_applied_quote(const char *subject, const char *text,
+			    char sha[41]);
 
 /*
  * Revert "subject": the reverted subject (malloc'd) of a subject line

@@ -33,12 +33,15 @@ static int exec_all(struct outcome *o, const char *const *sql)
 	return rc;
 }
 
-#define APPLIED_COLS                                                       \
-	"INSERT OR IGNORE INTO posting_outcomes (patch_id, outcome, how, " \
-	"notice_msgid, applied_date, commit_sha) "
-#define NOTICE_FROM                                               \
-	" FROM list_notices n JOIN messages m ON m.message_id = " \
-	"n.message_id JOIN patches p ON p.series_id = m.series_id "
+#define APPLIED_COLS                                                         \
+	"INSERT OR IGNORE INTO posting_outcomes (patch_id, outcome, how, "   \
+	"notice_msgid, applied_date, commit_sha, applied_by, applied_tree, " \
+	"applied_branch) SELECT p.id, 'applied', n.kind, n.message_id, "     \
+	"n.date, n.commit_sha, n.who, n.tree, n.branch"
+#define NOTICE_FROM                                                        \
+	" FROM list_notices n JOIN messages m ON m.message_id = "          \
+	"n.message_id AND n.target IS NULL JOIN patches p ON p.series_id " \
+	"= m.series_id "
 
 /*
  * Who applies patches: a reply says "applied" with authority only when
@@ -54,31 +57,62 @@ static int exec_all(struct outcome *o, const char *const *sql)
 	"NOT NULL GROUP BY who HAVING count(DISTINCT message_id) >= 3) OR " \
 	"lower(n.who) IN (SELECT email FROM list_maintainers)) "
 
-/* Earliest notice first: INSERT OR IGNORE keeps the first per patch. */
+/*
+ * The ways a notice names its postings; SHA is "n.commit_sha IS NOT
+ * NULL" for the pass over notices that name the commit, "1" for all.
+ * A bare notice on a patch applies to that patch; on the cover letter,
+ * to the whole series; listed items match by subject within the series,
+ * then by number.
+ */
+#define WAY_PATCH(SHA)                                                     \
+	APPLIED_COLS NOTICE_FROM "AND p.id = m.patch_id WHERE n.item = 0 " \
+				 "AND " SHA BY_APPLIER "ORDER BY n.date"
+#define WAY_COVER(SHA)                                            \
+	APPLIED_COLS NOTICE_FROM                                  \
+		"WHERE n.item = 0 AND "                           \
+		"COALESCE(m.patch_id, 0) = 0 AND " SHA BY_APPLIER \
+		"ORDER BY n.date"
+#define WAY_SUBJECT(SHA)                                                \
+	APPLIED_COLS NOTICE_FROM "AND p.norm_subject = n.item_subject " \
+				 "WHERE n.item > 0 AND " SHA BY_APPLIER \
+				 "ORDER BY n.date"
+#define WAY_NUMBER(SHA)                                                             \
+	APPLIED_COLS NOTICE_FROM                                                    \
+		"AND p.number = n.item WHERE n.item > 0 AND n.item < 1000 AND " SHA \
+		" AND NOT EXISTS (SELECT 1 FROM list_notices x JOIN patches y ON "  \
+		"y.series_id = m.series_id AND y.norm_subject = x.item_subject "    \
+		"WHERE x.message_id = n.message_id)" BY_APPLIER                     \
+		"ORDER BY n.date"
+#define APPLIED_WAYS(SHA) \
+	WAY_PATCH(SHA), WAY_COVER(SHA), WAY_SUBJECT(SHA), WAY_NUMBER(SHA)
+
+/*
+ * Earliest notice first: INSERT OR IGNORE keeps the first per patch.
+ * Notices that name the commit go first, so that an earlier plain
+ * "Applied" does not hide the commit id a later b4 ty gives.  A
+ * patchwork-bot digest names its postings by Message-ID; then an
+ * item naming a commit whose thread is not in the archive (or holds
+ * another series) finds the latest posting of that subject within
+ * OUTCOME_ITEM_WINDOW before the notice, on any list.
+ */
+#define OUTCOME_ITEM_WINDOW "(90 * 86400)"
 static const char *const applied_sql[] = {
 	"DELETE FROM posting_outcomes",
 	"DELETE FROM posting_labels",
-	/* a bare notice on a patch applies to that patch */
-	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
-		     "n.commit_sha" NOTICE_FROM
-		     "AND p.id = m.patch_id WHERE n.item = 0" BY_APPLIER
-		     "ORDER BY n.date",
-	/* a bare notice on the cover letter applies to the whole series */
-	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
-		     "n.commit_sha" NOTICE_FROM "WHERE n.item = 0 AND "
-		     "COALESCE(m.patch_id, 0) = 0" BY_APPLIER "ORDER BY n.date",
-	/* listed items: by subject within the series, then by number */
-	APPLIED_COLS "SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
-		     "n.commit_sha" NOTICE_FROM
-		     "AND p.norm_subject = n.item_subject "
-		     "WHERE n.item > 0" BY_APPLIER "ORDER BY n.date",
+	APPLIED_WAYS("n.commit_sha IS NOT NULL"),
+	APPLIED_WAYS("1"),
+	/* a patchwork-bot digest's items, by subject in the series named */
+	APPLIED_COLS " FROM list_notices n JOIN messages m ON m.message_id = "
+		     "n.target JOIN patches p ON p.series_id = m.series_id AND "
+		     "p.norm_subject = n.item_subject ORDER BY n.date",
 	APPLIED_COLS
-	"SELECT p.id, 'applied', n.kind, n.message_id, n.date, "
-	"n.commit_sha" NOTICE_FROM "AND p.number = n.item WHERE n.item > 0 "
-	"AND n.item < 1000 AND NOT EXISTS (SELECT 1 FROM list_notices x "
-	"JOIN patches y ON y.series_id = m.series_id AND y.norm_subject = "
-	"x.item_subject WHERE x.message_id = n.message_id)" BY_APPLIER
-	"ORDER BY n.date",
+	" FROM list_notices n JOIN patches p ON p.id = (SELECT "
+	"q.id FROM patches q WHERE q.norm_subject = n.item_subject "
+	"AND q.date <= n.date AND q.date > n.date - " OUTCOME_ITEM_WINDOW
+	" ORDER BY q.date DESC LIMIT 1) WHERE "
+	"n.item > 0 AND n.commit_sha IS NOT NULL AND NOT EXISTS "
+	"(SELECT 1 FROM posting_outcomes x WHERE x.commit_sha = "
+	"n.commit_sha) ORDER BY n.date",
 	NULL,
 };
 

@@ -1,7 +1,8 @@
 /*
  * outcome_text.c - the text rules of outcome.c's module (see outcome.h):
- * what an applied notice looks like, the items of a thank-you list, a
- * revert's subject, and the line helpers the note and compute sides
+ * what an applied notice looks like, the items of a thank-you list, the
+ * tree and branch it names, Mark Brown's older notices, a revert's
+ * subject, and the line helpers the note and compute sides
  * share (outcome_int.h).  Pure text: no SQL.
  */
 #include "scoring/lists/outcome.h"
@@ -222,22 +223,29 @@ static int line_sha(const struct line *l, char sha[41])
 }
 
 /* "[v2,1/3] subject" or "- [PATCH v2 1/3] subject" */
-static int line_item(const struct line *l, struct outcome_item *it)
+static int line_item(const struct line *l, struct outcome_item *it, int bot)
 {
 	const char *s = l->s, *e = l->s + l->n, *rb, *p;
 	size_t n;
+	int dash = s < e && (*s == '-' || *s == '*');
 
-	if (s < e && (*s == '-' || *s == '*'))
+	if (dash)
 		for (s++; s < e && *s == ' '; s++)
 			;
-	if (s >= e || *s != '[' || !(rb = memchr(s, ']', (size_t)(e - s))))
-		return 0;
 	memset(it, 0, sizeof(*it));
-	for (p = rb; p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '/');
-	     p--)
-		;
-	if (p < rb && isdigit((unsigned char)*p))
-		it->number = (unsigned)strtoul(p, NULL, 10);
+	if (bot && dash && s < e && *s != '[') {
+		rb = s - 1; /* patchwork-bot: "  - subject" */
+	} else {
+		if (s >= e || *s != '[' ||
+		    !(rb = memchr(s, ']', (size_t)(e - s))))
+			return 0;
+		for (p = rb;
+		     p > s && (isdigit((unsigned char)p[-1]) || p[-1] == '/');
+		     p--)
+			;
+		if (p < rb && isdigit((unsigned char)*p))
+			it->number = (unsigned)strtoul(p, NULL, 10);
+	}
 	for (p = rb + 1; p < e && *p == ' '; p++)
 		;
 	n = (size_t)(e - p);
@@ -250,26 +258,304 @@ static int line_item(const struct line *l, struct outcome_item *it)
 	return 1;
 }
 
+/* What follows an item: its commit id, or the bot's "no matching". */
+static void item_detail(const struct line *l, struct outcome_item *it)
+{
+	char sha[41];
+
+	if (it->sha[0] || it->unmatched)
+		return;
+	if (line_sha(l, sha))
+		memcpy(it->sha, sha, sizeof(sha));
+	else if (outcome_has_ci(l->s, l->n, "(no matching commit)"))
+		it->unmatched = 1;
+}
+
 size_t outcome_parse_items(struct outcome_item *items, size_t max,
-			   const char *text, size_t len)
+			   const char *text, size_t len, int bot)
 {
 	struct line l;
 	size_t pos = 0, n = 0;
-	char sha[41];
 
 	while (outcome_next_line(text, len, &pos, &l)) {
 		if (!l.n || l.s[0] == '>')
 			continue;
-		if (n < max && line_item(&l, &items[n])) {
-			n++;
-			if (line_sha(&l, sha))
-				memcpy(items[n - 1].sha, sha, sizeof(sha));
+		if (l.n >= 2 && !memcmp(l.s, "--", 2) &&
+		    (l.n == 2 || l.s[2] == ' '))
+			break; /* the signature */
+		if (n < max && line_item(&l, &items[n], bot)) {
+			item_detail(&l, &items[n++]);
 			continue;
 		}
-		if (n && !items[n - 1].sha[0] && line_sha(&l, sha))
-			memcpy(items[n - 1].sha, sha, sizeof(sha));
+		if (n)
+			item_detail(&l, &items[n - 1]);
 	}
 	return n;
+}
+
+void outcome_notice_sha(const char *text, size_t len, char sha[41])
+{
+	struct line l;
+	size_t pos = 0;
+	char one[41];
+
+	sha[0] = '\0';
+	while (outcome_next_line(text, len, &pos, &l)) {
+		if (!l.n || l.s[0] == '>' || !line_sha(&l, one))
+			continue;
+		if (sha[0] && strcmp(sha, one)) {
+			sha[0] = '\0'; /* two commits: which is whose? */
+			return;
+		}
+		memcpy(sha, one, sizeof(one));
+	}
+}
+
+/* Copy word w[0..n) into out[cap], without the characters of strip. */
+static void copy_word(char *out, size_t cap, const char *w, size_t n,
+		      const char *strip)
+{
+	while (n && strchr(strip, *w))
+		w++, n--;
+	while (n && strchr(strip, w[n - 1]))
+		n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, w, n);
+	out[n] = '\0';
+}
+
+/* The next blank-separated word of l from *i, its length in *n. */
+static const char *next_word(const struct line *l, size_t *i, size_t *n)
+{
+	const char *w;
+
+	while (*i < l->n && (l->s[*i] == ' ' || l->s[*i] == '\t'))
+		(*i)++;
+	w = l->s + *i;
+	while (*i < l->n && l->s[*i] != ' ' && l->s[*i] != '\t')
+		(*i)++;
+	*n = (size_t)(l->s + *i - w);
+	return *n ? w : NULL;
+}
+
+/* "<tree> (<branch>)" or "https://git.kernel.org/.../git/<tree> <br>" */
+static int dest_words(struct outcome_dest *d, const struct line *l, size_t i)
+{
+	static const char git[] = "/kernel/git/";
+	const char *w, *g;
+	size_t n;
+
+	w = next_word(l, &i, &n);
+	if (!w || !(memchr(w, '/', n) || outcome_has_ci(w, n, ".git")))
+		return 0; /* "applied to the for-next branch of pwm.git" */
+	g = w;
+	if (outcome_has_ci(w, n, git))
+		for (g = w; strncasecmp(g, git, strlen(git)); g++)
+			;
+	if (g != w) {
+		n -= (size_t)(g - w) + strlen(git);
+		w = g + strlen(git);
+	}
+	copy_word(d->tree, sizeof(d->tree), w, n, ":,");
+	w = next_word(l, &i, &n);
+	if (w && n > 12 && !strncmp(w, "(refs/heads/", 12)) {
+		w += 12; /* older digests: "(refs/heads/for-next):" */
+		n -= 12;
+	}
+	if (w)
+		copy_word(d->branch, sizeof(d->branch), w, n, "():,");
+	return 1;
+}
+
+/* patchwork-bot's "by Name <email>:": the email. */
+static void dest_by(struct outcome_dest *d, const struct line *l)
+{
+	const char *lt, *gt;
+
+	if (l->n < 3 || strncasecmp(l->s, "by ", 3) ||
+	    !(lt = memchr(l->s, '<', l->n)) ||
+	    !(gt = memchr(lt, '>', (size_t)(l->s + l->n - lt))))
+		return;
+	copy_word(d->by, sizeof(d->by), lt + 1, (size_t)(gt - lt - 1), " ");
+}
+
+/* After "applied to": where the rest of the line or the next names it. */
+static int dest_after(const struct line *l, size_t *at)
+{
+	static const char mark[] = "applied to";
+	size_t i, k = strlen(mark);
+
+	for (i = 0; i + k <= l->n; i++)
+		if (!strncasecmp(l->s + i, mark, k)) {
+			*at = i + k;
+			return 1;
+		}
+	return 0;
+}
+
+void outcome_parse_dest(struct outcome_dest *d, const char *text, size_t len)
+{
+	struct line l;
+	size_t pos = 0, at;
+	int want = 0; /* the destination is on the next line */
+
+	memset(d, 0, sizeof(*d));
+	while (outcome_next_line(text, len, &pos, &l)) {
+		if (!l.n || l.s[0] == '>')
+			continue;
+		if (d->tree[0]) { /* the "by" line follows the destination */
+			dest_by(d, &l);
+			return;
+		}
+		if (want) {
+			want = 0;
+			if (dest_words(d, &l, 0))
+				continue;
+		}
+		if (!dest_after(&l, &at))
+			continue;
+		/* "Applied to" alone; "applied to the spi tree at" */
+		if (at == l.n || (l.n >= 3 && !memcmp(l.s + l.n - 3, " at", 3)))
+			want = 1;
+		else
+			dest_words(d, &l, at);
+	}
+}
+
+/* l starts with key ("Lore link:"): the rest, blanks dropped, in r */
+static int after_key(const struct line *l, const char *key, struct line *r)
+{
+	size_t k = strlen(key);
+
+	if (l->n < k || strncasecmp(l->s, key, k))
+		return 0;
+	r->s = l->s + k;
+	r->n = l->n - k;
+	while (r->n && *r->s == ' ')
+		r->s++, r->n--;
+	return 1;
+}
+
+/* One digest block while it is read. */
+struct digest_block {
+	char target[256], by[128], single[256];
+	int has_single;
+};
+
+static size_t digest_add(struct outcome_digest_item *items, size_t max,
+			 size_t n, const struct digest_block *b,
+			 const struct line *subj)
+{
+	struct outcome_digest_item *it;
+
+	if (n >= max || !b->target[0] || !subj->n)
+		return n;
+	it = &items[n];
+	memset(it, 0, sizeof(*it));
+	memcpy(it->target, b->target, sizeof(it->target));
+	memcpy(it->by, b->by, sizeof(it->by));
+	copy_word(it->subject, sizeof(it->subject), subj->s, subj->n, " ");
+	return n + 1;
+}
+
+/* "Lore link: https://lore.kernel.org/r/<id>": the Message-ID */
+static void digest_target(struct digest_block *b, const struct line *r)
+{
+	const char *id = r->s, *e = r->s + r->n, *p;
+
+	for (p = r->s; p + 3 <= e; p++)
+		if (!memcmp(p, "/r/", 3))
+			id = p + 3;
+	copy_word(b->target, sizeof(b->target), id, (size_t)(e - id), "<>/ ");
+}
+
+/* "Committer: Name <email>": the email */
+static void digest_by(struct digest_block *b, const struct line *r)
+{
+	const char *lt = memchr(r->s, '<', r->n), *gt;
+
+	gt = lt ? memchr(lt, '>', (size_t)(r->s + r->n - lt)) : NULL;
+	if (gt)
+		copy_word(b->by, sizeof(b->by), lt + 1, (size_t)(gt - lt - 1),
+			  " ");
+}
+
+/* A "Patch:" block's one item, once its Lore link is known. */
+static size_t digest_single(struct outcome_digest_item *items, size_t max,
+			    size_t n, const struct digest_block *b)
+{
+	struct line sl = { b->single, strlen(b->single) };
+
+	return b->has_single ? digest_add(items, max, n, b, &sl) : n;
+}
+
+size_t outcome_parse_digest(struct outcome_digest_item *items, size_t max,
+			    const char *text, size_t len)
+{
+	struct digest_block b;
+	struct line l, r;
+	size_t pos = 0, n = 0;
+	int in_patches = 0;
+
+	if (!outcome_has_ci(text, len, "marked \"accepted\""))
+		return 0;
+	memset(&b, 0, sizeof(b));
+	while (outcome_next_line(text, len, &pos, &l)) {
+		if (after_key(&l, "Patch:", &r) ||
+		    after_key(&l, "Series:", &r)) {
+			memset(&b, 0, sizeof(b));
+			in_patches = 0;
+			b.has_single = !strncasecmp(l.s, "Patch:", 6);
+			if (b.has_single)
+				copy_word(b.single, sizeof(b.single), r.s, r.n,
+					  " ");
+		} else if (after_key(&l, "Committer:", &r)) {
+			digest_by(&b, &r);
+		} else if (after_key(&l, "Lore link:", &r)) {
+			digest_target(&b, &r);
+			n = digest_single(items, max, n, &b);
+		} else if (after_key(&l, "Patches:", &r)) {
+			in_patches = 1;
+			n = digest_add(items, max, n, &b, &r);
+		} else if (in_patches && l.n && l.s[0] == '[') {
+			n = digest_add(items, max, n, &b, &l);
+		} else {
+			in_patches = 0;
+		}
+	}
+	return n;
+}
+
+/* "From <40 hex> Mon Sep 17 00:00:00 2001": git format-patch's line. */
+static int format_patch_sha(const char *text, char sha[41])
+{
+	const char *p = text;
+
+	while ((p = strstr(p, "From "))) {
+		if ((p == text || p[-1] == '\n') && outcome_is_hex(p + 5, 40) &&
+		    !strncmp(p + 45, " Mon Sep 17 00:00:00 2001", 25)) {
+			memcpy(sha, p + 5, 40);
+			sha[40] = '\0';
+			return 1;
+		}
+		p += 5;
+	}
+	return 0;
+}
+
+char *outcome_applied_quote(const char *subject, const char *text, char sha[41])
+{
+	const char *e;
+
+	sha[0] = '\0';
+	if (!subject || strncasecmp(subject, "Applied \"", 9) || !text ||
+	    !outcome_has_ci(text, strlen(text), "has been applied to") ||
+	    !(e = strstr(subject + 9, "\" to ")) || e == subject + 9)
+		return NULL;
+	if (!format_patch_sha(text, sha))
+		sha[0] = '\0';
+	return pt_strndup(subject + 9, (size_t)(e - subject - 9));
 }
 
 char *outcome_revert_subject(const char *clean)

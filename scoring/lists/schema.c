@@ -4,8 +4,9 @@
  * mail_reviews), the raw patch mails of lookup.c (mail_raw), the archive
  * import of archive.c (archive_sources, archive_skips) and the outcomes
  * of outcome.c (list_posts, list_asks, list_fixrefs, list_notices,
- * posting_outcomes, posting_labels, and list_maintainers, who may say
- * "applied" with authority).  scoring/model reads several.
+ * posting_outcomes (with who applied it, where and the commit id),
+ * posting_labels, and list_maintainers, who may say "applied" with
+ * authority).  scoring/model reads several.
  */
 #include "scoring/lists/schema.h"
 
@@ -109,6 +110,17 @@ static const struct db_step lists_steps[] = {
 	/* 14: who applies patches by the configured MAINTAINERS (M:) */
 	{ 14, "CREATE TABLE list_maintainers ("
 	      " email TEXT PRIMARY KEY, source TEXT NOT NULL);" },
+	/* 17: who applied a posting and where (the notice's sender, or the
+	 * committer a patchwork-bot notice names; the tree and branch it
+	 * names), the posting a patchwork-bot digest names (target), and
+	 * the applied commit ids for the prefix lookup */
+	{ 17, "ALTER TABLE list_notices ADD COLUMN tree TEXT;"
+	      "ALTER TABLE list_notices ADD COLUMN target TEXT;"
+	      "ALTER TABLE posting_outcomes ADD COLUMN applied_by TEXT;"
+	      "ALTER TABLE posting_outcomes ADD COLUMN applied_tree TEXT;"
+	      "ALTER TABLE posting_outcomes ADD COLUMN applied_branch TEXT;"
+	      "CREATE INDEX posting_outcomes_sha ON posting_outcomes"
+	      " (commit_sha);" },
 	/* 18: the as-of lookups of listfeat.c (an author's, a reviewer's
 	   and an applier's earlier acts) without scanning the tables */
 	{ 18, "CREATE INDEX patches_author ON patches (author_email, date);"

@@ -340,7 +340,7 @@ static void test_text_rules(void **state)
 	assert_false(outcome_says_applied(t, strlen(t)));
 	t = "I applied this and tried it, works for me.\n";
 	assert_false(outcome_says_applied(t, strlen(t)));
-	assert_int_equal(outcome_parse_items(it, 4, ty, strlen(ty)), 2);
+	assert_int_equal(outcome_parse_items(it, 4, ty, strlen(ty), 0), 2);
 	assert_int_equal(it[0].number, 1);
 	assert_string_equal(it[0].subject, "pwm: a: B");
 	assert_string_equal(it[0].sha, "0123456789abcdef");

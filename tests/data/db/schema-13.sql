@@ -46,8 +46,8 @@ CREATE TABLE list_posts ( message_id TEXT PRIMARY KEY, date INTEGER, author_emai
 CREATE TABLE list_asks ( message_id TEXT PRIMARY KEY, questions INTEGER NOT NULL, requests INTEGER NOT NULL, nits INTEGER NOT NULL);
 CREATE TABLE list_fixrefs ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT, ref_subject TEXT, norm_subject TEXT, date INTEGER, trivial TEXT, UNIQUE (message_id, kind, ref, norm_subject));
 CREATE INDEX list_fixrefs_subject ON list_fixrefs (norm_subject);
-CREATE TABLE list_notices ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL, kind TEXT NOT NULL, who TEXT, date INTEGER, item INTEGER NOT NULL DEFAULT 0, item_subject TEXT, commit_sha TEXT, branch TEXT, UNIQUE (message_id, item));
-CREATE TABLE posting_outcomes ( patch_id INTEGER PRIMARY KEY, outcome TEXT NOT NULL, how TEXT, notice_msgid TEXT, applied_date INTEGER, commit_sha TEXT, commit_id INTEGER, superseded_by INTEGER);
+CREATE TABLE list_notices ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL, kind TEXT NOT NULL, who TEXT, date INTEGER, item INTEGER NOT NULL DEFAULT 0, item_subject TEXT, commit_sha TEXT, branch TEXT, tree TEXT, target TEXT, UNIQUE (message_id, item));
+CREATE TABLE posting_outcomes ( patch_id INTEGER PRIMARY KEY, outcome TEXT NOT NULL, how TEXT, notice_msgid TEXT, applied_date INTEGER, commit_sha TEXT, commit_id INTEGER, superseded_by INTEGER, applied_by TEXT, applied_tree TEXT, applied_branch TEXT);
 CREATE INDEX posting_outcomes_commit ON posting_outcomes (commit_id);
 CREATE TABLE posting_labels ( patch_id INTEGER PRIMARY KEY, is_fix INTEGER NOT NULL, is_stable INTEGER NOT NULL, bug INTEGER NOT NULL, nfixes INTEGER NOT NULL, discovered INTEGER, trivial_only INTEGER NOT NULL, how TEXT, commit_bug INTEGER);
 CREATE TABLE mail_raw ( message_id TEXT PRIMARY KEY, raw BLOB NOT NULL, received INTEGER NOT NULL);
@@ -64,6 +64,7 @@ CREATE TABLE list_maintainers ( email TEXT PRIMARY KEY, source TEXT NOT NULL);
 CREATE TABLE pw_events_held ( url TEXT NOT NULL, project TEXT NOT NULL, fp INTEGER NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, given_up INTEGER NOT NULL DEFAULT 0, met INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (url, project, fp));
 CREATE TABLE control_commands ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL, command TEXT NOT NULL, source TEXT NOT NULL, series_key TEXT, subsystem TEXT, conf_hash TEXT, who TEXT, state TEXT NOT NULL, reason TEXT, detail TEXT, created INTEGER NOT NULL, UNIQUE (message_id, command));
 CREATE INDEX control_commands_series ON control_commands (command, state, series_key);
+CREATE INDEX posting_outcomes_sha ON posting_outcomes (commit_sha);
 CREATE INDEX patches_author ON patches (author_email, date);
 CREATE INDEX mail_reviews_email ON mail_reviews (email, date);
 CREATE INDEX list_notices_who ON list_notices (lower(who), date);
