@@ -243,12 +243,53 @@ static void print_stats(const struct archive_stats *s)
 						     stat_lines[i].off));
 }
 
+/* One line per list and the total: the columns of archive_list_cols. */
+static void print_lists(const struct archive_list_stats *rows, size_t n)
+{
+	const struct archive_list_col *c;
+	size_t i, w = 4;
+
+	for (i = 0; i < n; i++)
+		w = strlen(rows[i].list) > w ? strlen(rows[i].list) : w;
+	printf("\n%-*s", (int)w, "list");
+	for (c = archive_list_cols; c->name; c++)
+		printf(" %*s", (int)strlen(c->name), c->name);
+	putchar('\n');
+	for (i = 0; i < n; i++) {
+		printf("%-*s", (int)w, rows[i].list);
+		for (c = archive_list_cols; c->name; c++)
+			printf(" %*lld", (int)strlen(c->name),
+			       (long long)*(
+				       const int64_t *)((const char *)&rows[i] +
+							c->off));
+		putchar('\n');
+	}
+}
+
+/* The stats object with "lists": [...] as its last member. */
+static int stats_json(struct buf *b, const struct archive_stats *s,
+		      const struct archive_list_stats *rows, size_t n)
+{
+	int rc = archive_stats_json(b, s);
+
+	if (!rc && b->len && b->ptr[b->len - 1] == '}') {
+		buf_truncate(b, b->len - 1);
+		rc = buf_addstr(b, ", \"lists\": ");
+		if (!rc)
+			rc = archive_stats_lists_json(b, rows, n);
+		if (!rc)
+			rc = buf_addch(b, '}');
+	}
+	return rc;
+}
+
 static int cmd_stats_(int argc, char **argv, struct cli_ctx *ctx)
 {
+	struct archive_list_stats *rows = NULL;
 	struct archive_stats s;
 	struct buf b = BUF_INIT;
 	struct db *db;
-	size_t npos;
+	size_t npos, n = 0;
 	int json = 0, rc;
 	const struct opt opts[] = {
 		OPTION_FLAG(0, "json", &json),
@@ -258,19 +299,18 @@ static int cmd_stats_(int argc, char **argv, struct cli_ctx *ctx)
 	rc = opt_parse("archive", opts, argc, argv, NULL, 0, &npos);
 	if (rc)
 		return rc;
-	if (cli_db_existing(ctx, &db) || archive_stats(&s, db))
+	if (cli_db_existing(ctx, &db) || archive_stats(&s, db) ||
+	    archive_stats_lists(&rows, &n, db))
 		return cli_fail_last();
 	if (!json) {
 		print_stats(&s);
-		return EXIT_OK;
+		print_lists(rows, n);
+	} else if (!(rc = stats_json(&b, &s, rows, n))) {
+		puts(b.ptr);
 	}
-	if (archive_stats_json(&b, &s)) {
-		buf_free(&b);
-		return cli_fail_last();
-	}
-	puts(b.ptr);
 	buf_free(&b);
-	return EXIT_OK;
+	archive_stats_lists_free(rows, n);
+	return rc ? cli_fail_last() : EXIT_OK;
 }
 
 static int print_row(const struct listfeat_row *r, void *ctx)

@@ -165,4 +165,37 @@ int archive_stats(struct archive_stats *out, struct db *db);
 /* The stats as one JSON object (keys as the field names). */
 int archive_stats_json(struct buf *out, const struct archive_stats *s);
 
+/*
+ * Per list (archive_lists.c): a posting's list is the List-Id of its
+ * stored message, else the archive source it was read from; a message
+ * cross-posted to two imported lists is stored once and counts under
+ * the List-Id of the copy imported first.
+ */
+struct archive_list_stats {
+	char *list;	    /* List-Id or source; "(total)" for all */
+	int64_t postings;   /* patches */
+	int64_t applied;    /* applied by any way */
+	int64_t applied_id; /* ... with a commit id */
+	int64_t applied_reply, applied_bot; /* ... by a reply, by the bot */
+	int64_t bugs;			    /* bug-introducing */
+	int64_t fixes;			    /* carry Fixes: or Cc: stable */
+	int64_t unresolved; /* distinct Fixes: ids that name no applied
+				commit id nor, by subject, applied posting */
+};
+
+/* Its count columns, in order; the last entry has name NULL. */
+struct archive_list_col {
+	const char *name;
+	size_t off;
+};
+extern const struct archive_list_col archive_list_cols[];
+
+/* One row per list, by name, then "(total)". */
+int archive_stats_lists(struct archive_list_stats **out, size_t *n,
+			struct db *db);
+void archive_stats_lists_free(struct archive_list_stats *rows, size_t n);
+/* The rows as a JSON array of objects ("list" and the column names). */
+int archive_stats_lists_json(struct buf *out,
+			     const struct archive_list_stats *rows, size_t n);
+
 #endif

@@ -119,9 +119,23 @@ expect_out '^applied, patches +1$' cat "$PT_TMP/stats.txt"
 expect_out '^applied notices, messages +1$' cat "$PT_TMP/stats.txt"
 expect_out '^applied by a maintainer.s reply, patches +1$' cat "$PT_TMP/stats.txt"
 pt_checks=$((pt_checks + 1))
-[ "$(grep -Ec '^[a-z][^0-9]*[a-z)]  +[0-9]+$' "$PT_TMP/stats.txt")" = 19 ] &&
-	[ "$(wc -l < "$PT_TMP/stats.txt")" = 19 ] ||
+sed -n 1,19p "$PT_TMP/stats.txt" > "$PT_TMP/counts.txt"
+[ "$(grep -Ec '^[a-z][^0-9]*[a-z)]  +[0-9]+$' "$PT_TMP/counts.txt")" = 19 ] ||
 	fail "archive stats: not one labelled count a line: $(cat "$PT_TMP/stats.txt")"
+# then a blank line and the table per list, the total last
+expect_out '^list +postings applied applied_id applied_reply applied_bot bugs fixes unresolved$' \
+	cat "$PT_TMP/stats.txt"
+# the sample series carry a List-Id; the epoch's mail has none, so it
+# counts under its source; the sample's Fixes: names no applied commit
+expect_out "^$pi +1 +1 +0 +1 +0 +0 +0 +0\$" cat "$PT_TMP/stats.txt"
+expect_out '^netdev.vger.kernel.org +3 +0 +0 +0 +0 +0 +1 +1$' \
+	cat "$PT_TMP/stats.txt"
+expect_out '^\(total\) +4 +1 +0 +1 +0 +0 +1 +1$' cat "$PT_TMP/stats.txt"
+pt_checks=$((pt_checks + 1))
+[ "$(wc -l < "$PT_TMP/stats.txt")" = 24 ] ||
+	fail "archive stats: 19 counts, a blank line, a header, 3 rows: $(cat "$PT_TMP/stats.txt")"
+expect_out '"lists": \[\{"list": "'"$pi"'", "postings": 1, "applied": 1, "applied_id": 0, "applied_reply": 1, "applied_bot": 0, "bugs": 0, "fixes": 0, "unresolved": 0\}, \{"list": "netdev' \
+	"$bin" --state "$st" archive stats --json
 
 # a gzip'd mbox cut short: what was read is stored, the file is named
 # with the problem on stderr and the exit status is 1
