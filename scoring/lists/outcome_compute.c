@@ -89,22 +89,18 @@ static int exec_all(struct outcome *o, const char *const *sql)
 /*
  * Earliest notice first: INSERT OR IGNORE keeps the first per patch.
  * Notices that name the commit go first, so that an earlier plain
- * "Applied" does not hide the commit id a later b4 ty gives.  A
- * patchwork-bot digest names its postings by Message-ID; then an
- * item naming a commit whose thread is not in the archive (or holds
- * another series) finds the latest posting of that subject within
- * OUTCOME_ITEM_WINDOW before the notice, on any list.
+ * "Applied" does not hide the commit id a later b4 ty gives; an item
+ * naming a commit whose thread is not in the archive (or holds another
+ * series) then finds the latest posting of that subject within
+ * OUTCOME_ITEM_WINDOW before the notice, on any list.  Then notices
+ * without a commit id; a patchwork-bot digest names its postings by
+ * Message-ID.
  */
 #define OUTCOME_ITEM_WINDOW "(90 * 86400)"
 static const char *const applied_sql[] = {
 	"DELETE FROM posting_outcomes",
 	"DELETE FROM posting_labels",
 	APPLIED_WAYS("n.commit_sha IS NOT NULL"),
-	APPLIED_WAYS("1"),
-	/* a patchwork-bot digest's items, by subject in the series named */
-	APPLIED_COLS " FROM list_notices n JOIN messages m ON m.message_id = "
-		     "n.target JOIN patches p ON p.series_id = m.series_id AND "
-		     "p.norm_subject = n.item_subject ORDER BY n.date",
 	APPLIED_COLS
 	" FROM list_notices n JOIN patches p ON p.id = (SELECT "
 	"q.id FROM patches q WHERE q.norm_subject = n.item_subject "
@@ -113,6 +109,11 @@ static const char *const applied_sql[] = {
 	"n.item > 0 AND n.commit_sha IS NOT NULL AND NOT EXISTS "
 	"(SELECT 1 FROM posting_outcomes x WHERE x.commit_sha = "
 	"n.commit_sha) ORDER BY n.date",
+	APPLIED_WAYS("1"),
+	/* a patchwork-bot digest's items, by subject in the series named */
+	APPLIED_COLS " FROM list_notices n JOIN messages m ON m.message_id = "
+		     "n.target JOIN patches p ON p.series_id = m.series_id AND "
+		     "p.norm_subject = n.item_subject ORDER BY n.date",
 	NULL,
 };
 
