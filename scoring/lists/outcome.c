@@ -516,6 +516,22 @@ static int note_asks(struct outcome *o, const struct patch *p, const char *text)
 	return row_done(o);
 }
 
+/*
+ * b4 ty's list ("[1/2] subject" then "commit: <id>") is a notice in any
+ * wording: "it has been applied to my local review-ilpo-next branch".
+ */
+static int lists_commits(const char *text, size_t len)
+{
+	struct outcome_item it[4];
+	size_t n, i;
+
+	n = outcome_parse_items(it, 4, text, len, 0);
+	for (i = 0; i < n; i++)
+		if (it[i].sha[0])
+			return 1;
+	return 0;
+}
+
 static int note_reply(struct outcome *o, const struct patch *p)
 {
 	struct buf text = BUF_INIT;
@@ -536,7 +552,8 @@ static int note_reply(struct outcome *o, const struct patch *p)
 		if (bot.verdict && !strcmp(bot.verdict, "applied"))
 			rc = note_notice(o, p, "bot", text.ptr);
 	} else if (!bot.name) {
-		if (outcome_says_applied(text.ptr, text.len))
+		if (outcome_says_applied(text.ptr, text.len) ||
+		    lists_commits(text.ptr, text.len))
 			rc = note_notice(o, p, "reply", text.ptr);
 		if (!rc)
 			rc = note_asks(o, p, text.ptr);

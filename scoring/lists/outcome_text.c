@@ -56,7 +56,8 @@ static int lead_word(const char *w, size_t n)
 		"i've",	  "i",	    "have",    "so",	"ok",  "okay", "the",
 		"whole",  "series", "patches", "patch", "all", "both", "two",
 		"three",  "four",   "five",    "six",	"for", "this", "never",
-		"mind",	  "dt",	    "first",   "rest",	"of",  "it",   NULL,
+		"mind",	  "dt",	    "first",   "rest",	"of",  "it",   "am",
+		"i'm",	  NULL,
 	};
 	const char *const *k;
 	size_t i;
@@ -79,7 +80,8 @@ static int lead_word(const char *w, size_t n)
 static int applied_verb(const struct line *l, size_t *at)
 {
 	static const char *const verbs[] = {
-		"applied", "queued", "picked up", "picked", NULL,
+		"applied",   "queued", "queuing", "queueing",
+		"picked up", "picked", NULL,
 	};
 	const char *const *v;
 	size_t i = 0, w, k;
@@ -144,6 +146,26 @@ static int spoils(const char *s, size_t n, const char *w)
 }
 
 /*
+ * Jiri Kosina's "This is now in hid.git#for-6.6/steelseries": "now in"
+ * and then a tree or a for- branch.
+ */
+static int now_in(const struct line *l)
+{
+	static const char mark[] = "now in ";
+	size_t i, w, k = strlen(mark);
+
+	for (i = 0; i + k <= l->n; i++) {
+		if (strncasecmp(l->s + i, mark, k))
+			continue;
+		for (w = i + k; w < l->n && l->s[w] != ' '; w++)
+			;
+		return outcome_has_ci(l->s + i + k, w - i - k, ".git") ||
+		       (w - i - k > 4 && !strncasecmp(l->s + i + k, "for-", 4));
+	}
+	return 0;
+}
+
+/*
  * An "applied" line a maintainer writes, not a tester's ("I applied
  * the patch and ran it on my board") nor a condition ("once applied").
  */
@@ -158,7 +180,9 @@ static int applied_line(struct line l)
 	const char *const *w;
 	size_t at, n;
 
-	if (!applied_verb(&l, &at) || (l.n && l.s[l.n - 1] == '?'))
+	if (l.n && l.s[l.n - 1] == '?')
+		return 0;
+	if (!applied_verb(&l, &at) && !now_in(&l))
 		return 0;
 	n = before_destination(&l);
 	for (w = spoil; *w; w++)

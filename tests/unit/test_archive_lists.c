@@ -2,8 +2,8 @@
  * test_archive_lists.c - a small multi-list archive written as three
  * mboxes (linux-pwm, linux-leds, linux-spi) and imported as one
  * (scoring/lists/archive.c, outcome*.c, archive_lists.c): the exact
- * applied commit ids, who applied them, when and where, from a b4 ty, a
- * patchwork-bot notice (one item "(no matching commit)") and a notice
+ * applied commit ids, who applied them, when and where, from b4 tys, a
+ * patchwork-bot notice and digest (one item "(no matching commit)") and a notice
  * of Mark Brown's older kind; a Fixes: on one list naming another
  * list's applied commit by id prefix, one naming a posting by subject,
  * one naming nothing known, and a comment-only (trivial) fix; a v1/v2
@@ -40,10 +40,12 @@ static const char *const DAVE = "Dave Fixer <dave@example.org>";
 static const char *const EVE = "Eve Outlook <eve@example.org>";
 static const char *const UWE = "Uwe Maintainer <uwe@example.org>";
 static const char *const MARK = "Mark Brown <broonie@kernel.org>";
+static const char *const LEE = "Lee Leds <lee@example.org>";
 static const char *const PWBOT = "patchwork-bot+linux-spi@kernel.org";
 
 #define SHA_A "1111111111111111111111111111111111111111"
 #define SHA_FIX "3333333333333333333333333333333333333333"
+#define SHA_L "5555555555555555555555555555555555555555"
 
 /* One message of list LIST on day DAY (NULL irt: not a reply). */
 static void mail(struct buf *b, const char *list, const char *id,
@@ -139,7 +141,8 @@ static void pwm_list(struct buf *b)
 
 /*
  * linux-leds: a fix of pwm's applied commit by a 10-digit id, cross-
- * posted to linux-spi; a comment-only fix naming it by subject.
+ * posted to linux-spi; a comment-only fix naming it by subject; a patch
+ * whose b4 ty list says "it has been applied to my local branch".
  */
 static void leds_fix(struct buf *b, const char *list)
 {
@@ -157,6 +160,14 @@ static void leds_list(struct buf *b)
 	      NULL, "Say what bar does.",
 	      "Fixes: 4444444 (\"pwm: foo: Add bar\")\n",
 	      "drivers/leds/leds-foo.c", "/* bar */");
+	patch(b, LEDS, "l1@x", ALICE, 9, "[PATCH] leds: foo: Add baz", NULL,
+	      "Add baz.", "", "drivers/leds/leds-foo.c", "baz(0);");
+	mail(b, LEDS, "tyl1@x", LEE, 10, "Re: [PATCH] leds: foo: Add baz",
+	     "l1@x",
+	     "On Tue, 09 Jan 2024, Alice Author wrote:\n> Add baz.\n\n"
+	     "Thank you for your contribution, it has been applied to my "
+	     "local\nreview-next branch.\n\nThe list of commits applied:\n"
+	     "[1/1] leds: foo: Add baz\n      commit: " SHA_L "\n\n--\n Lee\n");
 }
 
 /* patchwork-bot's digest: not a reply, names postings by Message-ID */
@@ -257,9 +268,9 @@ static void import_lists(struct fx *f)
 	}
 	assert_int_equal(archive_finish(a, &r), 0);
 	archive_free(a);
-	assert_int_equal(r.messages, 17);
+	assert_int_equal(r.messages, 19);
 	assert_int_equal(r.duplicates, 1); /* the cross-posted fix */
-	assert_int_equal(r.patches, 8);
+	assert_int_equal(r.patches, 9);
 }
 
 #define APPLIED(col, id)                                                   \
@@ -309,13 +320,15 @@ static void test_applied_ids(void **state)
 		       "broonie/spi.git", "for-5.9", 23);
 	assert_applied(f, "t1@x", "bot", "", "broonie@kernel.org",
 		       "broonie/spi.git", "for-next", 12);
+	assert_applied(f, "l1@x", "reply", SHA_L, "lee@example.org", "", "",
+		       10);
 	/* the bot found no commit for 2/2 */
 	afx_assert_q_str(f, OUTCOME("r2@x"), "none");
 	afx_assert_q_str(f, OUTCOME("a1@x"), "superseded");
 	afx_assert_q_str(f, OUTCOME("f1@x"), "none");
 	assert_int_equal(afx_q(f, "SELECT count(*) FROM posting_outcomes "
 				  "WHERE outcome = 'applied'"),
-			 4);
+			 5);
 	/* RFC patches are patches; their own Reviewed-by is no review act */
 	afx_assert_q_str(f,
 			 "SELECT kind FROM messages WHERE message_id = 'r2@x'",
@@ -391,9 +404,9 @@ static void test_list_stats(void **state)
 	assert_int_equal(n, 4);
 	assert_string_equal(rows[n - 1].list, "(total)");
 	assert_row(find_list(rows, n, PWM), 2, 1, 1, 1, 0, 1, 0, 0);
-	assert_row(find_list(rows, n, LEDS), 2, 0, 0, 0, 0, 0, 2, 0);
+	assert_row(find_list(rows, n, LEDS), 3, 1, 1, 1, 0, 0, 2, 0);
 	assert_row(find_list(rows, n, SPI), 4, 3, 2, 1, 2, 1, 1, 1);
-	assert_row(&rows[n - 1], 8, 4, 3, 2, 2, 2, 3, 1);
+	assert_row(&rows[n - 1], 9, 5, 4, 3, 2, 2, 3, 1);
 	assert_int_equal(archive_stats_lists_json(&j, rows, n), 0);
 	assert_non_null(strstr(j.ptr, "{\"list\": \"" SPI "\", \"postings\": 4,"
 				      " \"applied\": 3, \"applied_id\": 2, "
@@ -462,6 +475,7 @@ static void test_notice_text(void **state)
 	struct outcome_digest_item dg[4];
 	struct outcome_item it[4];
 	struct outcome_dest d;
+	const char *t;
 	char sha[41];
 
 	(void)state;
@@ -497,6 +511,13 @@ static void test_notice_text(void **state)
 	assert_string_equal(dg[2].subject, "[v3,2/2] spi: old: B");
 	assert_string_equal(dg[2].by, "other@example.org");
 	assert_int_equal(outcome_parse_digest(dg, 4, b4, strlen(b4)), 0);
+	/* Jiri Kosina's wordings */
+	t = "This is now in hid.git#for-6.6/steelseries. Thanks,\n";
+	assert_true(outcome_says_applied(t, strlen(t)));
+	t = "Thanks, I am queuing this in for-5.5/upstream-fixes.\n";
+	assert_true(outcome_says_applied(t, strlen(t)));
+	t = "The fix is now in linux-next, please test.\n";
+	assert_false(outcome_says_applied(t, strlen(t)));
 }
 
 int main(void)
