@@ -110,17 +110,6 @@ static const struct db_step lists_steps[] = {
 	/* 14: who applies patches by the configured MAINTAINERS (M:) */
 	{ 14, "CREATE TABLE list_maintainers ("
 	      " email TEXT PRIMARY KEY, source TEXT NOT NULL);" },
-	/* 17: who applied a posting and where (the notice's sender, or the
-	 * committer a patchwork-bot notice names; the tree and branch it
-	 * names), the posting a patchwork-bot digest names (target), and
-	 * the applied commit ids for the prefix lookup */
-	{ 17, "ALTER TABLE list_notices ADD COLUMN tree TEXT;"
-	      "ALTER TABLE list_notices ADD COLUMN target TEXT;"
-	      "ALTER TABLE posting_outcomes ADD COLUMN applied_by TEXT;"
-	      "ALTER TABLE posting_outcomes ADD COLUMN applied_tree TEXT;"
-	      "ALTER TABLE posting_outcomes ADD COLUMN applied_branch TEXT;"
-	      "CREATE INDEX posting_outcomes_sha ON posting_outcomes"
-	      " (commit_sha);" },
 	/* 18: the as-of lookups of listfeat.c (an author's, a reviewer's
 	   and an applier's earlier acts) without scanning the tables */
 	{ 18, "CREATE INDEX patches_author ON patches (author_email, date);"
@@ -132,6 +121,17 @@ static const struct db_step lists_steps[] = {
 	      " DEFAULT 0;"
 	      "ALTER TABLE replies ADD COLUMN tested_scale INTEGER NOT NULL"
 	      " DEFAULT 0;" },
+	/* 20: who applied a posting and where (the notice's sender, or the
+	 * committer a patchwork-bot notice names; the tree and branch it
+	 * names), the posting a patchwork-bot digest names (target), and
+	 * the applied commit ids for the prefix lookup */
+	{ 20, "ALTER TABLE list_notices ADD COLUMN tree TEXT;"
+	      "ALTER TABLE list_notices ADD COLUMN target TEXT;"
+	      "ALTER TABLE posting_outcomes ADD COLUMN applied_by TEXT;"
+	      "ALTER TABLE posting_outcomes ADD COLUMN applied_tree TEXT;"
+	      "ALTER TABLE posting_outcomes ADD COLUMN applied_branch TEXT;"
+	      "CREATE INDEX posting_outcomes_sha ON posting_outcomes"
+	      " (commit_sha);" },
 };
 
 const struct db_schema lists_schema = {

@@ -261,7 +261,7 @@ static void assert_versions(struct db *db, int base, int bot)
 	assert_int_equal(owner_version(db, "user_version"), base);
 	assert_int_equal(owner_version(db, "scoring/store"), 1);
 	assert_int_equal(owner_version(db, "scoring/history"), 13);
-	assert_int_equal(owner_version(db, "scoring/lists"), 19);
+	assert_int_equal(owner_version(db, "scoring/lists"), 20);
 	assert_int_equal(owner_version(db, "scoring/model"), 12);
 	assert_int_equal(owner_version(db, "bot/outbox"), bot ? 17 : -1);
 	assert_int_equal(owner_version(db, "bot/patchwork"), bot ? 15 : -1);

@@ -64,7 +64,7 @@ CREATE TABLE list_maintainers ( email TEXT PRIMARY KEY, source TEXT NOT NULL);
 CREATE TABLE pw_events_held ( url TEXT NOT NULL, project TEXT NOT NULL, fp INTEGER NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, given_up INTEGER NOT NULL DEFAULT 0, met INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (url, project, fp));
 CREATE TABLE control_commands ( id INTEGER PRIMARY KEY, message_id TEXT NOT NULL, command TEXT NOT NULL, source TEXT NOT NULL, series_key TEXT, subsystem TEXT, conf_hash TEXT, who TEXT, state TEXT NOT NULL, reason TEXT, detail TEXT, created INTEGER NOT NULL, UNIQUE (message_id, command));
 CREATE INDEX control_commands_series ON control_commands (command, state, series_key);
-CREATE INDEX posting_outcomes_sha ON posting_outcomes (commit_sha);
 CREATE INDEX patches_author ON patches (author_email, date);
 CREATE INDEX mail_reviews_email ON mail_reviews (email, date);
 CREATE INDEX list_notices_who ON list_notices (lower(who), date);
+CREATE INDEX posting_outcomes_sha ON posting_outcomes (commit_sha);
