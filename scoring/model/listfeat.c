@@ -1,7 +1,9 @@
 /*
  * listfeat.c - review and process features of a posting as of a moment
  * (see listfeat.h).  Every query is bounded by the moment: replies,
- * reviews and asks dated after it are not seen, a reviewer's record
+ * reviews and asks dated at it or after it are not seen (at the apply
+ * moment the applied notice is itself a reply, which a posting not yet
+ * applied, as the daemon scores it, never has), a reviewer's record
  * counts only reviews before it and bugs discovered before it, so the
  * same posting gives different values at posting and at apply time and
  * never leaks its own future.  Read-only over the tables of thread.c and
@@ -151,7 +153,7 @@ static int conv(struct listfeat *o, struct db *db, const struct post *p)
 		   "r.bot IS NULL AND r.author_email != ?4 THEN "
 		   "r.quoted_lines END), 0), coalesce(max(r.tested_scale), 0) "
 		   "FROM replies r "
-		   "WHERE " ON_PATCH " AND r.date <= ?3",
+		   "WHERE " ON_PATCH " AND r.date < ?3",
 		   p, o->as_of);
 	if (rc < 0)
 		return rc;
@@ -205,7 +207,7 @@ static int reviews(struct listfeat *o, struct db *db, const struct post *p)
 
 	rc = query(&st, db,
 		   "SELECT r.kind, count(DISTINCT r.email) FROM mail_reviews r"
-		   " WHERE " ON_PATCH " AND r.date <= ?3 GROUP BY r.kind",
+		   " WHERE " ON_PATCH " AND r.date < ?3 GROUP BY r.kind",
 		   p, o->as_of);
 	for (; rc == SQLITE_ROW; rc = sqlite3_step(st)) {
 		k = (const char *)sqlite3_column_text(st, 0);
@@ -249,7 +251,7 @@ static int asks_of(double out[5], struct db *db, const struct post *p,
 		   "WHEN r.bot_verdict IN ('failure', 'error', 'warning') THEN "
 		   "1 END) FROM replies r LEFT JOIN list_asks a ON "
 		   "a.message_id = r.message_id WHERE " ON_PATCH " AND r.date "
-		   "<= ?3 AND r.author_email != ?4",
+		   "< ?3 AND r.author_email != ?4",
 		   p, as_of);
 	if (rc < 0)
 		return rc;
@@ -366,7 +368,7 @@ static int reviewers(struct listfeat *o, struct db *db, const struct post *p)
 		return rc;
 	rc = query(&st, db,
 		   "SELECT DISTINCT r.email FROM mail_reviews r WHERE " ON_PATCH
-		   " AND r.date <= ?3 AND r.kind IN " REVIEW_ACTS
+		   " AND r.date < ?3 AND r.kind IN " REVIEW_ACTS
 		   " AND r.email != ?4",
 		   p, o->as_of);
 	for (; rc == SQLITE_ROW && n < (int)LISTFEAT_MAX_REVIEWERS;

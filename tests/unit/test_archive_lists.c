@@ -446,9 +446,9 @@ static void test_features(void **state)
 	FEAT("a2@x", POSTING, REVIEWED, 0);
 	FEAT("a2@x", POSTING, REPLIES, 0);
 	FEAT("a2@x", APPLY, REVIEWED, 1); /* Bob; not Eve's paste */
-	/* Bob, Eve, and the applying notice itself (dated as_of) */
-	FEAT("a2@x", APPLY, REPLIES, 3);
-	FEAT("a2@x", APPLY, REVIEWERS, 3);
+	/* Bob and Eve; the applying notice is the moment, not before it */
+	FEAT("a2@x", APPLY, REPLIES, 2);
+	FEAT("a2@x", APPLY, REVIEWERS, 2);
 	FEAT("a2@x", APPLY, DAYS_FIRST, 5);
 	FEAT("r1@x", APPLY, CARRIED, 1); /* its own Reviewed-by */
 	FEAT("r1@x", APPLY, REVIEWED, 0);
