@@ -6,13 +6,13 @@
  */
 #include "bot/cmd/cmd_scorer.h"
 
-#include <ctype.h>
 #include <git2.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scoring/lists/archive.h"
 #include "scoring/stable/stable.h"
 #include "bot/cmd/opt.h"
 
@@ -128,29 +128,66 @@ static void warn_commit(const struct scorer *s)
 			 s->patch->commit_id, s->nparents, s->patch->parent_id);
 }
 
-static int blank(const struct buf *b)
-{
-	size_t i;
+/* The first message of a mail file or mbox, parsed as it streams by. */
+struct first_mail {
+	struct patch *p;
+	size_t n;    /* messages seen (stops at the second) */
+	int rc;	     /* the first one's parse error */
+	char *why;   /* ... its message */
+	size_t size; /* of the first one, when it is over the limit */
+};
 
-	for (i = 0; i < b->len; i++)
-		if (!isspace((unsigned char)b->ptr[i]))
-			return 0;
-	return 1;
+static int first_cb(const char *msg, size_t len, const char *pos, void *ctx)
+{
+	struct first_mail *f = ctx;
+
+	(void)pos;
+	if (f->n++)
+		return 1; /* a second message: stop reading */
+	if (!msg) {
+		f->size = len;
+		return 0;
+	}
+	f->rc = patch_from_mail(&f->p, msg, len);
+	if (f->rc)
+		f->why = pt_strdup(pt_error_last());
+	return 0;
 }
 
+/*
+ * FILE is read as a stream (archive_mbox_foreach), so an mbox of any
+ * size costs one message: its first message is scored and the reading
+ * stops at the second, with a warning.
+ */
 static int read_mail(struct patch **out, const char *file)
 {
 	const char *name = strcmp(file, "-") ? file : "<stdin>";
-	struct buf b = BUF_INIT;
-	int rc = pt_read_file(&b, file, PT_MAX_MAIL_SIZE);
+	struct first_mail f = { NULL, 0, 0, NULL, 0 };
+	struct archive_walk w;
+	int rc = archive_mbox_foreach(&w, file, first_cb, &f);
 
-	if (!rc && blank(&b))
+	if (!rc && !f.n)
 		rc = pt_error_set(PT_EINVAL, "no message in '%s'", name);
-	if (!rc && (rc = patch_from_mail(out, b.ptr, b.len)))
-		pt_error_wrap(rc, "cannot parse '%s'", name);
-	if (!rc && !(*out)->nfiles)
+	else if (!rc && f.size)
+		rc = pt_error_set(PT_ETOOBIG,
+				  "cannot parse '%s': message of %zu bytes "
+				  "is over the %u-byte limit",
+				  name, f.size, PT_MAX_MAIL_SIZE);
+	else if (!rc && f.rc)
+		rc = pt_error_set(f.rc, "cannot parse '%s': %s", name,
+				  f.why ? f.why : "out of memory");
+	else if (!rc && !f.p->nfiles)
 		rc = pt_error_set(PT_EINVAL, "'%s' has no diff", name);
-	buf_free(&b);
+	if (!rc && f.n > 1)
+		cli_warn("'%s' holds more than one message: scoring the "
+			 "first",
+			 name);
+	if (!rc) {
+		*out = f.p;
+		f.p = NULL;
+	}
+	patch_free(f.p);
+	free(f.why);
 	return rc;
 }
 

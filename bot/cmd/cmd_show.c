@@ -3,7 +3,9 @@
  * commit into struct patch and print it, one JSON object a line with
  * --json (patch_to_json, docs/patch-json.md) or a short aligned summary
  * for people.  A message that does not parse is reported, git style, and
- * the others are still shown; the exit code is then 1.
+ * the others are still shown; the exit code is then 1.  The input is
+ * read as a stream, one message at a time, so an mbox of any size is
+ * shown in the memory of its largest message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,21 +14,19 @@
 
 #include <git2.h>
 
-#include "scoring/patch/mbox.h"
+#include "scoring/lists/archive.h"
 #include "scoring/patch/patch.h"
 #include "scoring/patch/trailer.h"
 #include "bot/cmd/cli.h"
 #include "bot/cmd/cmds.h"
 #include "bot/cmd/opt.h"
 
-/* An mbox may hold many messages of up to PT_MAX_MAIL_SIZE each. */
-#define SHOW_MAX_INPUT (16 * (size_t)PT_MAX_MAIL_SIZE)
-
 struct show {
 	const char *name; /* the input, for messages */
 	int json;
 	int failed;
 	int nmsg;
+	size_t index; /* of the message being shown, from 1 */
 };
 
 static void print_date(int64_t t, int tz)
@@ -163,41 +163,53 @@ static int show_patch(struct show *s, const struct patch *p)
 	return rc;
 }
 
-static int one_message(const char *msg, size_t len, size_t index, void *ctx)
+/* One message of the stream; msg NULL: over PT_MAX_MAIL_SIZE. */
+static int one_message(const char *msg, size_t len, const char *pos, void *ctx)
 {
 	struct show *s = ctx;
 	struct patch *p = NULL;
 	int rc;
 
-	rc = patch_from_mail(&p, msg, len);
+	(void)pos;
+	s->index++;
+	if (!msg)
+		rc = pt_error_set(PT_ETOOBIG,
+				  "message of %zu bytes is over "
+				  "the %u-byte limit",
+				  len, PT_MAX_MAIL_SIZE);
+	else
+		rc = patch_from_mail(&p, msg, len);
 	if (!rc)
 		rc = show_patch(s, p);
 	patch_free(p);
 	if (rc) {
 		fflush(stdout);
 		cli_fail("cannot parse '%s' (message %zu): %s", s->name,
-			 index + 1, pt_error_last());
+			 s->index, pt_error_last());
 		s->failed = 1;
 	}
 	return 0;
 }
 
+/*
+ * The file is read as a stream (archive_mbox_foreach: zlib, so a gzip'd
+ * mbox too), one message in memory at a time, however big the mbox.
+ */
 static int show_file(struct show *s, const char *path)
 {
-	struct buf in = BUF_INIT;
+	struct archive_walk w;
 	int rc;
 
 	s->name = strcmp(path, "-") ? path : "<stdin>";
-	rc = pt_read_file(&in, path, SHOW_MAX_INPUT);
-	if (rc) {
-		buf_free(&in);
-		return cli_fail_last();
-	}
-	rc = mbox_foreach(in.ptr, in.len, one_message, s);
-	buf_free(&in);
+	rc = archive_mbox_foreach(&w, path, one_message, s);
 	if (rc)
-		return cli_fail("cannot split '%s': %s", s->name,
-				pt_error_last());
+		return cli_fail_last();
+	if (w.truncated) {
+		s->failed = 1;
+		cli_fail("'%s': compressed stream ends early (message %zu "
+			 "and after not read)",
+			 s->name, s->index + 1);
+	}
 	if (!s->nmsg && !s->failed)
 		return cli_fail("no message in '%s'", s->name);
 	return s->failed ? EXIT_FAIL : EXIT_OK;
@@ -244,7 +256,7 @@ out:
 
 int cmd_show(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct show s = { NULL, 0, 0, 0 };
+	struct show s = { NULL, 0, 0, 0, 0 };
 	const char *file = NULL, *rev = NULL, *dir = NULL;
 	size_t npos;
 	int rc;

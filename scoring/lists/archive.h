@@ -79,7 +79,12 @@ int archive_pi_foreach(struct archive_walk *out, const char *gitdir,
 int archive_pi_epochs(char ***out, const char *path);
 void archive_paths_free(char **paths);
 
-/* Split an mbox file (plain or gzip'd) into messages, streaming. */
+/*
+ * Split an mbox file (plain or gzip'd; "-" is stdin) into messages,
+ * streaming: memory stays at one message and one block.  As with
+ * mbox_foreach(), a stream whose first line is not a separator is one
+ * message.
+ */
 int archive_mbox_foreach(struct archive_walk *out, const char *path,
 			 archive_msg_cb cb, void *ctx);
 

@@ -11,12 +11,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "scoring/patch/mbox.h"
@@ -286,6 +288,8 @@ struct mbox_stream {
 				 message (or the stream) */
 	size_t start, scan; /* message start; first unscanned line */
 	int prev_blank, discard;
+	int first_seen, single; /* single: the stream does not start with
+				   a separator, so it is one message */
 	size_t index;
 	archive_msg_cb cb;
 	void *ctx;
@@ -351,7 +355,13 @@ static int mbox_scan(struct mbox_stream *m, int eof)
 		if (!nl && !eof)
 			break;
 		len = nl ? (size_t)(nl - s) + 1 : m->b.len - m->scan;
-		if (m->prev_blank && (m->scan > m->start || m->discard) &&
+		if (!m->first_seen) {
+			/* as mbox_foreach: no separator first, one message */
+			m->first_seen = 1;
+			m->single = !mbox_is_from_line(s, len);
+		}
+		if (!m->single && m->prev_blank &&
+		    (m->scan > m->start || m->discard) &&
 		    mbox_is_from_line(s, len)) {
 			rc = mbox_deliver(m, m->scan);
 			if (rc)
@@ -386,11 +396,31 @@ static void mbox_compact(struct mbox_stream *m)
 	m->start = 0;
 }
 
+/* PATH, or stdin for "-", and its size when it is a regular file. */
+static gzFile open_stream(const char *path, uint64_t *size)
+{
+	struct stat st;
+	gzFile gz;
+	int fd;
+
+	if (strcmp(path, "-"))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	else
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0)
+		*size = (uint64_t)st.st_size;
+	gz = gzdopen(fd, "rb");
+	if (!gz)
+		close(fd);
+	return gz;
+}
+
 int archive_mbox_foreach(struct archive_walk *out, const char *path,
 			 archive_msg_cb cb, void *ctx)
 {
 	struct mbox_stream m;
-	struct stat st;
 	gzFile gz;
 	int n, rc = 0, zerr;
 
@@ -401,13 +431,12 @@ int archive_mbox_foreach(struct archive_walk *out, const char *path,
 	m.cb = cb;
 	m.ctx = ctx;
 	m.walk = out;
-	gz = gzopen(path, "rb");
+	gz = open_stream(path, &out->size);
 	if (!gz)
-		return pt_error_set(PT_ENOTFOUND, "cannot open '%s': %s", path,
+		return pt_error_set(PT_ENOTFOUND, "cannot open '%s': %s",
+				    strcmp(path, "-") ? path : "<stdin>",
 				    strerror(errno ? errno : ENOENT));
 	gzbuffer(gz, 1u << 17);
-	if (!stat(path, &st) && st.st_size > 0)
-		out->size = (uint64_t)st.st_size;
 	for (;;) {
 		rc = buf_grow(&m.b, ARCHIVE_BLOCK);
 		if (rc)

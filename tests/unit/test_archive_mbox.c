@@ -162,6 +162,35 @@ static void test_mbox_escapes(void **state)
 	buf_free(&c.all);
 }
 
+/*
+ * A file whose first line is no separator is one message, as
+ * mbox_foreach() says: a "From x ... hh:mm" line after a blank line in
+ * its body does not cut it.
+ */
+static void test_mbox_single(void **state)
+{
+	struct fx *f = *state;
+	static const char one[] = "Subject: a\n\nquoted:\n\n"
+				  "From a@b Mon Jan  1 10:00:00 2024\nend\n";
+	struct archive_walk w;
+	struct collect c;
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/one.eml", f->dir);
+	fp = fopen(path, "w");
+	fputs(one, fp);
+	fclose(fp);
+	memset(&c, 0, sizeof(c));
+	buf_init(&c.all, 0);
+	assert_int_equal(archive_mbox_foreach(&w, path, collect_cb, &c), 0);
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.all.ptr, "Subject: a\n\nquoted:\n\n"
+				       "From a@b Mon Jan  1 10:00:00 2024\n"
+				       "end\n\n=====\n");
+	buf_free(&c.all);
+}
+
 /* A gzip stream cut short: what arrived is read, the end is recorded. */
 static void test_mbox_gz_truncated(void **state)
 {
@@ -244,6 +273,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mbox_gz, afx_setup,
 						afx_teardown),
 		cmocka_unit_test_setup_teardown(test_mbox_escapes, afx_setup,
+						afx_teardown),
+		cmocka_unit_test_setup_teardown(test_mbox_single, afx_setup,
 						afx_teardown),
 		cmocka_unit_test_setup_teardown(test_mbox_gz_truncated,
 						afx_setup, afx_teardown),
