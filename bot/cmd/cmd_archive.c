@@ -132,6 +132,7 @@ static int run_import(struct cli_ctx *ctx, int pi, const char **paths, int n,
 	o.full = full;
 	o.progress = show_progress;
 	o.progress_ctx = &pr;
+	o.finish_progress = progress_cb(&pr.line);
 	rc = archive_open(&a, db, &o);
 	if (!rc && maintainers)
 		rc = set_maintainers(a, maintainers);

@@ -22,14 +22,6 @@
 /* eval_run() makes at most this many test periods */
 #define MAX_FOLDS 16
 
-static void rows_progress(size_t done, size_t total, void *ctx)
-{
-	struct pt_progress_report r = { "features", "commits", done,
-					total,	    0,	       NULL };
-
-	progress_show(ctx, &r);
-}
-
 static int command_line(struct buf *b, int argc, char **argv)
 {
 	int i;
@@ -93,8 +85,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 	o.title = title ? title : repo ? repo : "mined repository";
 	o.progress = progress_cb(&pr);
 	dopt.hash_bits = MODEL_HASH_BITS;
-	dopt.progress = rows_progress;
-	dopt.progress_ctx = &pr;
+	dopt.progress = o.progress;
 	rc = cli_db(ctx, &db);
 	if (!rc)
 		rc = dataset_repo(&repo_id, db, repo);

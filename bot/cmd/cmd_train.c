@@ -25,15 +25,6 @@ struct train_show {
 	char stage[64];
 };
 
-static void rows_progress(size_t done, size_t total, void *ctx)
-{
-	struct train_show *pr = ctx;
-	struct pt_progress_report r = { "features", "commits", done,
-					total,	    0,	       NULL };
-
-	progress_show(&pr->line, &r);
-}
-
 /* done is the share of the phase; a phase is a stage of its own */
 static void model_progress(const char *phase, double done, void *ctx)
 {
@@ -143,8 +134,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	memset(&pr, 0, sizeof(pr));
 	progress_init(&pr.line, ctx);
 	o.hash_bits = MODEL_HASH_BITS;
-	o.progress = rows_progress;
-	o.progress_ctx = &pr;
+	o.progress = progress_cb(&pr.line);
 	rc = cli_db(ctx, &db);
 	if (!rc)
 		rc = dataset_repo(&repo_id, db, repo);

@@ -573,7 +573,7 @@ int archive_finish(struct archive *a, struct archive_result *out)
 	struct outcome_counts oc;
 	int rc;
 
-	rc = outcome_compute(&oc, a->outcome);
+	rc = outcome_compute(&oc, a->outcome, &a->opts->finish_progress);
 	*out = a->res;
 	return rc;
 }

@@ -34,6 +34,7 @@
 
 #include "scoring/patch/mbox.h"
 #include "scoring/store/db.h"
+#include "scoring/util/progress.h"
 #include "scoring/util/pt.h"
 
 /* ---- readers ------------------------------------------------------- */
@@ -110,6 +111,8 @@ struct archive_opts {
 	int full;		 /* ignore remembered epoch positions */
 	archive_progress_cb progress;
 	void *progress_ctx;
+	/* archive_finish(): "outcomes: done/total steps" (outcome.h) */
+	struct pt_progress finish_progress;
 };
 
 struct archive_result {

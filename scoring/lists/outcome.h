@@ -41,6 +41,7 @@
 
 #include "scoring/store/db.h"
 #include "scoring/patch/patch.h"
+#include "scoring/util/progress.h"
 #include "scoring/util/pt.h"
 #include "scoring/lists/thread.h"
 
@@ -75,8 +76,12 @@ struct outcome_counts {
 	size_t commits_joined; /* postings joined with a mined commit */
 };
 
-/* Recompute posting_outcomes and posting_labels from scratch. */
-int outcome_compute(struct outcome_counts *out, struct outcome *o);
+/*
+ * Recompute posting_outcomes and posting_labels from scratch; progress
+ * (may be NULL) hears "outcomes: done/7 steps" with the step's name.
+ */
+int outcome_compute(struct outcome_counts *out, struct outcome *o,
+		    const struct pt_progress *progress);
 
 /* ---- text rules (exposed for tests) -------------------------------- */
 

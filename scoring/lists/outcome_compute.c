@@ -458,30 +458,47 @@ static int final_counts(struct outcome *o, struct outcome_counts *c)
 	return rc;
 }
 
-int outcome_compute(struct outcome_counts *out, struct outcome *o)
+/* "outcomes: 3/7 steps (commits by subject)" */
+static void step(const struct pt_progress *p, size_t done, const char *what)
+{
+	struct pt_progress_report r = { "outcomes", "steps", done, 7, 0, what };
+
+	pt_progress_report(p, &r);
+}
+
+int outcome_compute(struct outcome_counts *out, struct outcome *o,
+		    const struct pt_progress *progress)
 {
 	size_t links = 0, subjects = 0;
 	int rc, mined = 0;
 
 	memset(out, 0, sizeof(*out));
+	step(progress, 0, "pending rows");
 	rc = outcome_flush(o);
 	if (!rc)
 		rc = db_begin(o->db);
 	if (rc)
 		return rc;
+	step(progress, 1, "applied notices");
 	rc = exec_all(o, applied_sql);
 	if (!rc)
 		rc = have_commits(o, &mined);
+	step(progress, 2, "commits by Link:");
 	if (!rc && mined)
 		rc = match_links(o, &links);
+	step(progress, 3, "commits by subject");
 	if (!rc && mined)
 		rc = match_subjects(o, &subjects);
+	step(progress, 4, "superseded");
 	if (!rc)
 		rc = exec_all(o, superseded_sql);
+	step(progress, 5, "labels");
 	if (!rc)
 		rc = compute_labels(o, out);
+	step(progress, 6, "counts");
 	if (!rc)
 		rc = final_counts(o, out);
+	step(progress, 7, NULL);
 	if (!rc)
 		rc = db_commit(o->db);
 	if (rc)

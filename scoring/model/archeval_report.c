@@ -86,7 +86,8 @@ static int recall_interval(double *v, double *lo, double *hi, struct aerun *r,
 		*v = recall_top(pl->p[m], pl->y, pl->p[AE_RANDOM], t.idx, pl->n,
 				ARCHEVAL_FLAG_SHARE);
 		rc = metrics_bootstrap(lo, hi, topk_stat, &t, pl->n,
-				       r->o->bootstrap, 0.05, r->o->seed + 7);
+				       r->o->bootstrap, 0.05, r->o->seed + 7,
+				       &r->o->progress);
 	}
 	free(t.s);
 	free(t.yy);
@@ -110,13 +111,14 @@ static int model_row(struct buf *md, struct aerun *r, int m, double *rec)
 
 	auc = metrics_roc_auc(pl->p[m], pl->y, pl->n);
 	rc = metrics_auc_interval(&lo, &hi, pl->p[m], NULL, pl->y, pl->n,
-				  r->o->bootstrap, 0.05, r->o->seed);
+				  r->o->bootstrap, 0.05, r->o->seed,
+				  &r->o->progress);
 	if (!rc)
 		rc = recall_interval(rec, &rlo, &rhi, r, m);
 	if (!rc && m != AE_SIZE)
 		rc = metrics_auc_interval(&dlo, &dhi, pl->p[m], pl->p[AE_SIZE],
 					  pl->y, pl->n, r->o->bootstrap, 0.05,
-					  r->o->seed);
+					  r->o->seed, &r->o->progress);
 	if (rc)
 		return rc;
 	buf_addf(md, "| %s | %.3f [%.3f, %.3f] | %.3f |", archeval_mnames[m],
@@ -167,7 +169,7 @@ static int ablation_table(struct buf *md, struct aerun *r)
 		auc = metrics_roc_auc(pl->p[m], pl->y, pl->n);
 		rc = metrics_auc_interval(&lo, &hi, pl->p[AE_FULL], pl->p[m],
 					  pl->y, pl->n, r->o->bootstrap, 0.05,
-					  r->o->seed);
+					  r->o->seed, &r->o->progress);
 		if (!rc)
 			buf_addf(md, "| %s | %.3f | %+.3f [%+.3f, %+.3f] |\n",
 				 archeval_mnames[m] + strlen("without "), auc,

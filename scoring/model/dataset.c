@@ -582,6 +582,17 @@ int dataset_rows_note(struct buf *b, const struct dataset *ds)
 	return rc;
 }
 
+/* A stage with total 0 has no unit: it is only named. */
+static void say_rows(const struct dataset_opts *o, const char *stage,
+		     size_t done, size_t total)
+{
+	struct pt_progress_report r = { stage, total ? "commits" : NULL,
+					done,  total,
+					0,     NULL };
+
+	pt_progress_report(&o->progress, &r);
+}
+
 int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		  const struct dataset_opts *o)
 {
@@ -595,6 +606,7 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	int rc;
 
 	*out = NULL;
+	say_rows(o, "reading the history", 0, 0);
 	git_libgit2_init();
 	ds = pt_calloc(1, sizeof(*ds));
 	if (!ds)
@@ -642,14 +654,13 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		goto out;
 	sqlite3_bind_int64(st, 1, repo_id);
 	sqlite3_bind_int64(st, 2, since);
-	if (o->progress)
-		o->progress(0, total - skip, o->progress_ctx);
+	say_rows(o, "features", 0, total - skip);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
 		if (seen++ < skip)
 			continue;
 		rc = row_add(ds, fc, repo, st, o->hash_bits, &cap);
-		if (o->progress && (seen % 256 == 0 || seen == total))
-			o->progress(seen - skip, total - skip, o->progress_ctx);
+		if (seen % 256 == 0 || seen == total)
+			say_rows(o, "features", seen - skip, total - skip);
 	}
 	if (rc)
 		goto out;

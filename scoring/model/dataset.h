@@ -18,6 +18,7 @@
 #include "scoring/store/db.h"
 #include "scoring/model/features.h"
 #include "scoring/model/model.h"
+#include "scoring/util/progress.h"
 #include "scoring/util/pt.h"
 
 enum dataset_task { TASK_FIX = 0, TASK_RISK = 1 };
@@ -102,8 +103,11 @@ struct dataset_opts {
 	int64_t since;
 	size_t max_rows; /* keep the newest max_rows; 0 = all */
 	unsigned hash_bits;
-	void (*progress)(size_t done, size_t total, void *ctx);
-	void *progress_ctx;
+	/*
+	 * "reading the history" (the regime, the counts, the feature
+	 * context) without a unit, then "features: done/total commits"
+	 */
+	struct pt_progress progress;
 };
 
 /*

@@ -95,20 +95,44 @@ static size_t eval_steps(const struct eval_opts *o)
 	return folds * TRAINED * (size_t)(!!(o->tasks & 1) + !!(o->tasks & 2));
 }
 
-static void say(struct run *r, int m, unsigned k)
+/* What the model being trained says: its phase and the share done. */
+struct say_model {
+	struct run *r;
+	int m;
+	unsigned k;
+};
+
+/*
+ * "evaluating: done/total models (fix, full: fold 1 of 4; choosing C
+ * 40%)": the models done count, the note says where the current one
+ * is, so a long fit still moves the line.
+ */
+static void say(struct run *r, int m, unsigned k, const char *phase,
+		double share)
 {
 	struct pt_progress_report rep = {
 		"evaluating", "models", 0, 0, 0, NULL
 	};
 	char msg[256];
+	int n;
 
-	snprintf(msg, sizeof(msg), "%s, %s: fold %u of %u",
-		 dataset_task_name(r->task), eval_mshort[m], k + 1,
-		 r->o->folds);
+	n = snprintf(msg, sizeof(msg), "%s, %s: fold %u of %u",
+		     dataset_task_name(r->task), eval_mshort[m], k + 1,
+		     r->o->folds);
+	if (phase && n > 0 && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, "; %s %.0f%%", phase,
+			 100 * share);
 	rep.done = r->step0 + (size_t)k * TRAINED + (size_t)(m - M_FULL);
 	rep.total = eval_steps(r->o);
 	rep.note = msg;
 	pt_progress_report(&r->o->progress, &rep);
+}
+
+static void model_phase(const char *phase, double share, void *ctx)
+{
+	struct say_model *s = ctx;
+
+	say(s->r, s->m, s->k, phase, share);
 }
 
 /* The folds of this task are done. */
@@ -123,10 +147,12 @@ static void done(struct run *r, unsigned folds)
 	pt_progress_report(&r->o->progress, &rep);
 }
 
-static int train_predict(double *p, struct run *r, int m, const size_t *tr,
-			 size_t ntr, const size_t *te, size_t nte)
+static int train_predict(double *p, struct run *r, int m, unsigned k,
+			 const size_t *tr, size_t ntr, const size_t *te,
+			 size_t nte)
 {
 	unsigned char use[FEAT_NTAB];
+	struct say_model sm = { r, m, k };
 	struct model_params mp;
 	struct pt_model *model = NULL;
 	int rc;
@@ -151,6 +177,8 @@ static int train_predict(double *p, struct run *r, int m, const size_t *tr,
 	}
 	mp.task = dataset_task_name(r->task);
 	mp.tab_use = use;
+	mp.progress = model_phase;
+	mp.progress_ctx = &sm;
 	rc = model_train(&model, r->ds->d, tr, ntr, &mp);
 	if (!rc)
 		rc = model_predict_rows(p, model, r->ds->d, te, nte);
@@ -192,8 +220,9 @@ static int run_fold(struct run *r, unsigned k, int64_t from, int64_t to)
 	/* training labels as known at the cut */
 	dataset_set_labels(ds, r->task, r->task == TASK_RISK ? from : 0);
 	for (m = M_FULL; m <= M_KAMEI && !rc; m++) {
-		say(r, m, k);
-		rc = train_predict(r->pool.p[m] + base, r, m, tr, ntr, te, nte);
+		say(r, m, k, NULL, 0);
+		rc = train_predict(r->pool.p[m] + base, r, m, k, tr, ntr, te,
+				   nte);
 	}
 	if (rc) {
 		buf_addf(&r->notes, "- fold %u skipped: %s\n", k + 1,

@@ -30,7 +30,12 @@ struct eval_opts {
 	unsigned bootstrap;  /* resamples for intervals (200) */
 	const char *title;   /* what was measured, for the report */
 	const char *command; /* how, for the report */
-	/* one report a model trained: "evaluating: done/total models" */
+	/*
+	 * "evaluating: done/total models" (the note: task, model, fold
+	 * and the phase of its fit), then for each task's report
+	 * "TASK: metrics: done/6 models", "TASK: bootstrap: done/total
+	 * resamples" and "TASK: plots"
+	 */
 	struct pt_progress progress;
 };
 

@@ -8,6 +8,7 @@
 #include "scoring/model/eval.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -185,13 +186,46 @@ static int score_model(struct scores *s, struct run *r, int m)
 	return rc;
 }
 
-static int auc_interval(double *lo, double *hi, struct run *r, int a, int b)
+/* A report stage of the task: "fix: metrics: 2/6 models". */
+static void say(const struct run *r, const char *what, const char *unit,
+		size_t done, size_t total)
+{
+	struct pt_progress_report rep = { NULL, unit, done, total, 0, NULL };
+	char stage[64];
+
+	snprintf(stage, sizeof(stage), "%s: %s", dataset_task_name(r->task),
+		 what);
+	rep.stage = stage;
+	pt_progress_report(&r->o->progress, &rep);
+}
+
+/* The three intervals count as one stage of 3 x B resamples. */
+#define NINTERVALS 3
+
+struct boot_say {
+	const struct run *r;
+	size_t base; /* resamples of the intervals before this one */
+};
+
+static void boot_say(const struct pt_progress_report *in, void *ctx)
+{
+	const struct boot_say *b = ctx;
+
+	say(b->r, "bootstrap", "resamples", b->base + in->done,
+	    (size_t)NINTERVALS * b->r->o->bootstrap);
+}
+
+/* The i-th interval (from 0) of the report. */
+static int auc_interval(double *lo, double *hi, struct run *r, int a, int b,
+			unsigned i)
 {
 	struct pool *pl = &r->pool;
+	struct boot_say bs = { r, (size_t)i * r->o->bootstrap };
+	struct pt_progress p = { boot_say, &bs };
 
 	return metrics_auc_interval(lo, hi, pl->p[a], b >= 0 ? pl->p[b] : NULL,
 				    pl->y, pl->n, r->o->bootstrap, 0.05,
-				    r->o->seed);
+				    r->o->seed, &p);
 }
 
 static void num(struct buf *b, double x, int prec)
@@ -456,14 +490,18 @@ int eval_report_task(struct buf *md, struct run *r, const char *dir)
 			 pl->n, pos, r->notes.ptr);
 		return 0;
 	}
-	for (m = 0; m < NMODELS && !rc; m++)
+	for (m = 0; m < NMODELS && !rc; m++) {
+		say(r, "metrics", "models", (size_t)m, NMODELS);
 		rc = score_model(&s[m], r, m);
+	}
 	if (!rc)
-		rc = auc_interval(&lo, &hi, r, M_FULL, -1);
+		say(r, "metrics", "models", NMODELS, NMODELS);
 	if (!rc)
-		rc = auc_interval(&klo, &khi, r, M_KEYWORD, -1);
+		rc = auc_interval(&lo, &hi, r, M_FULL, -1, 0);
 	if (!rc)
-		rc = auc_interval(&dlo, &dhi, r, M_FULL, M_KEYWORD);
+		rc = auc_interval(&klo, &khi, r, M_KEYWORD, -1, 1);
+	if (!rc)
+		rc = auc_interval(&dlo, &dhi, r, M_FULL, M_KEYWORD, 2);
 	if (rc)
 		return rc;
 	buf_addf(md,
@@ -513,6 +551,7 @@ int eval_report_task(struct buf *md, struct run *r, const char *dir)
 		buf_addch(md, '\n');
 	}
 	buf_addstr(md, r->notes.ptr);
+	say(r, "plots", NULL, 0, 0);
 	rc = plot_reliability(r, dir, md);
 	if (!rc)
 		rc = plot_curves(r, dir, 0);

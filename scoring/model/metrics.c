@@ -420,8 +420,11 @@ static int cmp_double(const void *a, const void *b)
 }
 
 int metrics_bootstrap(double *lo, double *hi, metrics_stat_fn fn, void *ctx,
-		      size_t n, unsigned B, double alpha, uint64_t seed)
+		      size_t n, unsigned B, double alpha, uint64_t seed,
+		      const struct pt_progress *progress)
 {
+	struct pt_progress_report rep = { "bootstrap", "resamples", 0,
+					  B,	       0,	    NULL };
 	size_t *idx = NULL, i, m = 0;
 	double *vals = NULL;
 	uint64_t st = seed;
@@ -443,6 +446,8 @@ int metrics_bootstrap(double *lo, double *hi, metrics_stat_fn fn, void *ctx,
 		v = fn(idx, n, ctx);
 		if (!isnan(v))
 			vals[m++] = v;
+		rep.done = b + 1;
+		pt_progress_report(progress, &rep);
 	}
 	if (m) {
 		size_t l, h;
@@ -616,7 +621,8 @@ static double boot_auc(const size_t *idx, size_t n, void *vctx)
 
 int metrics_auc_interval(double *lo, double *hi, const double *a,
 			 const double *b, const int *y, size_t n, unsigned B,
-			 double alpha, uint64_t seed)
+			 double alpha, uint64_t seed,
+			 const struct pt_progress *progress)
 {
 	struct boot_ctx c;
 	int rc = PT_ENOMEM;
@@ -630,7 +636,8 @@ int metrics_auc_interval(double *lo, double *hi, const double *a,
 	c.pb = pt_calloc(n + 1, sizeof(double));
 	c.yy = pt_calloc(n + 1, sizeof(int));
 	if (c.pa && c.pb && c.yy)
-		rc = metrics_bootstrap(lo, hi, boot_auc, &c, n, B, alpha, seed);
+		rc = metrics_bootstrap(lo, hi, boot_auc, &c, n, B, alpha, seed,
+				       progress);
 	free(c.pa);
 	free(c.pb);
 	free(c.yy);

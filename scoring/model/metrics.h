@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scoring/util/progress.h"
 #include "scoring/util/pt.h"
 
 /* Default number of equal-width bins of metrics_ece(). */
@@ -108,11 +109,13 @@ int metrics_pr_curve(double **x, double **yv, size_t *npoints,
  * fixed-seed splitmix64, so the interval is reproducible), evaluate fn on
  * each and return the (alpha/2, 1-alpha/2) percentiles of the values that
  * are not NAN.  fn gets the resampled indices.  *lo = *hi = NAN when no
- * resample gave a number.
+ * resample gave a number.  progress (may be NULL) hears "bootstrap:
+ * done/B resamples" after each.
  */
 typedef double (*metrics_stat_fn)(const size_t *idx, size_t n, void *ctx);
 int metrics_bootstrap(double *lo, double *hi, metrics_stat_fn fn, void *ctx,
-		      size_t n, unsigned B, double alpha, uint64_t seed);
+		      size_t n, unsigned B, double alpha, uint64_t seed,
+		      const struct pt_progress *progress);
 
 /*
  * Hanley and McNeil's (1982) standard error of an AUC of auc from npos
@@ -135,7 +138,8 @@ int metrics_auc_diff_se(double *se, const double *a, const double *b,
  */
 int metrics_auc_interval(double *lo, double *hi, const double *a,
 			 const double *b, const int *y, size_t n, unsigned B,
-			 double alpha, uint64_t seed);
+			 double alpha, uint64_t seed,
+			 const struct pt_progress *progress);
 
 /* splitmix64 step, shared by everything that needs reproducible draws. */
 uint64_t metrics_rand(uint64_t *state);

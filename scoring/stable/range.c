@@ -196,14 +196,20 @@ int stable_match_commit(struct stable_set *s, size_t i)
 }
 
 /* Patch-ids of the branch commits that name no upstream commit. */
-int stable_branch_patchids(struct stable_priv *p)
+int stable_branch_patchids(struct stable_priv *p,
+			   const struct pt_progress *progress)
 {
+	struct pt_progress_report r = {
+		"patch ids of the branch", "commits", 0, p->nb, 0, NULL
+	};
 	struct changes ch;
 	git_oid k, pid;
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; i < p->nb && !rc; i++) {
+		r.done = i;
+		pt_progress_report(progress, &r);
 		if (p->b[i].kind != STABLE_MATCH_NONE)
 			continue;
 		rc = stable_lookup_changes(&ch, p->repo, &p->b[i].id);
@@ -219,6 +225,9 @@ int stable_branch_patchids(struct stable_priv *p)
 		}
 		stable_changes_clear(&ch);
 	}
+	r.done = i;
+	if (!rc)
+		pt_progress_report(progress, &r);
 	return rc;
 }
 

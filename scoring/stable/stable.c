@@ -147,7 +147,7 @@ static int analyse(struct stable_set *s, const struct stable_opts *o)
 		rc = stable_walk(p->repo, &p->head, has_from ? &from : NULL,
 				 stable_range_cb, s);
 	if (!rc)
-		rc = stable_branch_patchids(p);
+		rc = stable_branch_patchids(p, &o->progress);
 	s->nmarkers = p->upstream.len;
 	return rc ? rc : passes(s, o);
 }

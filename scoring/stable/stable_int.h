@@ -110,7 +110,8 @@ int stable_range_cb(git_commit *c, void *ctx);
 int stable_maybe_patchid(git_oid *out, struct stable_priv *p,
 			 const struct changes *ch);
 int stable_match_commit(struct stable_set *s, size_t i);
-int stable_branch_patchids(struct stable_priv *p);
+int stable_branch_patchids(struct stable_priv *p,
+			   const struct pt_progress *progress);
 int stable_is_tagged_cand(const struct stable_set *s, size_t i);
 int stable_find_series(struct stable_set *s);
 

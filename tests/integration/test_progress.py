@@ -1,7 +1,12 @@
 #!/usr/bin/python3
 """test_progress.py - the long commands (mine, train, eval, archive
 import, stable) draw one progress line with a rate on a terminal, and
-nothing when stderr is a file or a pipe, or with --quiet.
+nothing when stderr is a file or a pipe, or with --quiet.  Every phase
+that can run long has its own stage on the line, so none of them sits
+silent: each command must draw the stages named in STAGES (eval: the
+history read before the rows, the rows, the models, each task's
+metrics, bootstrap and plots; archive import: the outcomes computed
+after the mail; stable: the branch's patch ids).
 
 Each runs on a kernel-like repository from tests/lib/mkrepo.py with
 stderr on a pseudo-terminal (stdout in a file): the terminal must show
@@ -25,6 +30,22 @@ BIN = os.environ['PT_BIN']
 LIB = os.path.join(os.environ['PT_SOURCE_DIR'], 'tests', 'lib')
 DRAW = re.compile(rb'\r\x1b\[K([^\r\n\x1b]*)')
 RATE = re.compile(rb'^(.+?): \d+(?:/\d+)? [a-z]+, [0-9.]+/s')
+STAGE = re.compile(rb'^(.+?)(?:\.\.\.|: \d)')
+
+# Stages each command must draw on a terminal (with a count where the
+# work has one: "NAME: done/total").
+STAGES = {
+    'mine': [],
+    'train': [b'reading the history', b'features: 0/', b'fix: choosing C',
+              b'fix: fitting the trees'],
+    'eval': [b'reading the history', b'features: 0/', b'evaluating: 0/4 ',
+             b'fix: metrics: 0/6 models', b'fix: bootstrap: ',
+             b'fix: plots'],
+    'archive import': [b'importing list.mbox', b'outcomes: 0/7 steps',
+                       b'outcomes: 7/7 steps'],
+    'stable': [b'reading the branch and the range',
+               b'patch ids of the branch', b'matching the branch'],
+}
 
 
 def run_tty(args):
@@ -67,6 +88,10 @@ def check_tty(name, args, eta=False):
               for d in draws if d}
     assert len(draws) <= 4 * secs + 2 * len(stages) + 4, (
         name, len(draws), secs, stages)
+    drawn = {STAGE.match(d).group(1) for d in draws if STAGE.match(d)}
+    for want in STAGES[name]:
+        assert any(d.startswith(want) for d in draws), (
+            '%s: no stage %r drawn; stages: %r' % (name, want, drawn))
     print('%s: %d draws in %.1f s, e.g. %s' % (
         name, len(draws), secs, rated[-1].decode('utf-8', 'replace')))
 

@@ -134,26 +134,48 @@ static double mean_stat(const size_t *idx, size_t n, void *ctx)
 	return s / (double)n;
 }
 
+struct heard {
+	size_t calls, done, total;
+	const char *unit;
+};
+
+static void hear(const struct pt_progress_report *r, void *ctx)
+{
+	struct heard *h = ctx;
+
+	h->calls++;
+	h->done = r->done;
+	h->total = r->total;
+	h->unit = r->unit;
+}
+
 static void test_bootstrap(void **state)
 {
 	double v[100], lo, hi, lo2, hi2;
+	struct heard heard = { 0, 0, 0, NULL };
+	struct pt_progress p = { hear, &heard };
 	int i;
 
 	(void)state;
 	for (i = 0; i < 100; i++)
 		v[i] = 3;
 	assert_int_equal(metrics_bootstrap(&lo, &hi, mean_stat, v, 100, 200,
-					   0.05, 1),
+					   0.05, 1, NULL),
 			 0);
 	assert_true(lo == 3 && hi == 3);
 	for (i = 0; i < 100; i++)
 		v[i] = i;
-	metrics_bootstrap(&lo, &hi, mean_stat, v, 100, 500, 0.05, 7);
+	metrics_bootstrap(&lo, &hi, mean_stat, v, 100, 500, 0.05, 7, &p);
+	/* every resample is reported, the last as 500/500 */
+	assert_int_equal(heard.calls, 500);
+	assert_int_equal(heard.done, 500);
+	assert_int_equal(heard.total, 500);
+	assert_string_equal(heard.unit, "resamples");
 	/* the mean is 49.5, its standard error about 2.9 */
 	assert_true(lo < 49.5 && hi > 49.5);
 	assert_true(lo > 40 && hi < 59);
 	assert_true(hi - lo > 6 && hi - lo < 16);
-	metrics_bootstrap(&lo2, &hi2, mean_stat, v, 100, 500, 0.05, 7);
+	metrics_bootstrap(&lo2, &hi2, mean_stat, v, 100, 500, 0.05, 7, NULL);
 	assert_true(lo == lo2 && hi == hi2);
 }
 
@@ -181,14 +203,14 @@ static void test_auc_se(void **state)
 	assert_true(se == 0);
 	/* the same scores: every resample's difference is 0 or NAN */
 	assert_int_equal(metrics_auc_interval(&lo, &hi, s4, s4, y4, 4, 100,
-					      0.05, 3),
+					      0.05, 3, NULL),
 			 0);
 	assert_true(lo == 0 && hi == 0);
 	assert_int_equal(metrics_auc_interval(&lo, &hi, s4, NULL, y4, 4, 100,
-					      0.05, 3),
+					      0.05, 3, NULL),
 			 0);
 	assert_true(lo >= 0 && lo <= 0.75 && hi >= 0.75 && hi <= 1);
-	metrics_auc_interval(&lo2, &hi2, s4, NULL, y4, 4, 100, 0.05, 3);
+	metrics_auc_interval(&lo2, &hi2, s4, NULL, y4, 4, 100, 0.05, 3, NULL);
 	assert_true(lo == lo2 && hi == hi2);
 }
 
