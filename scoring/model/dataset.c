@@ -659,8 +659,9 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		if (seen++ < skip)
 			continue;
 		rc = row_add(ds, fc, repo, st, o->hash_bits, &cap);
-		if (seen % 256 == 0 || seen == total)
-			say_rows(o, "features", seen - skip, total - skip);
+		/* every row: the CLI draws at most a few a second, and a
+		   row of a big commit can take a while */
+		say_rows(o, "features", seen - skip, total - skip);
 	}
 	if (rc)
 		goto out;
