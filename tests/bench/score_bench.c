@@ -22,8 +22,11 @@
  * the commit), features, predict (both models), explain (both), score
  * (features + predict + explain: the work after the patch is in memory)
  * score_cpu (the process CPU time of score: the machine is shared, and
- * wall time counts waiting for a core) and total (read + score), and a
- * "load" line for the models.
+ * wall time counts waiting for a core) and total (read + score), a
+ * "load" line for the models, and a "checksum" line with an FNV-1a
+ * digest of every feature (columns, tokens and their names) and of
+ * every reason (text, column, value, weight): a faster tree must print
+ * the same digests.
  */
 #include <git2.h>
 #include <math.h>
@@ -63,7 +66,8 @@ struct bench {
 	struct pt_model *model[2];
 	struct feat_ctx *fc;
 	struct timing tm;
-	double checksum; /* keeps the work from being optimised away */
+	double checksum;    /* keeps the work from being optimised away */
+	uint64_t digest[2]; /* FNV-1a of every feature and every reason */
 	struct scored *by_commit;
 	size_t ncommits;
 	int mails; /* scoring the mails now */
@@ -198,13 +202,51 @@ static void print_skew(struct bench *b)
 	free(b->by_commit);
 }
 
+static void fnv(uint64_t *h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		*h = (*h ^ s[i]) * 0x100000001b3ull;
+}
+
+/* The vector's columns and tokens, bit for bit. */
+static void digest_features(struct bench *b, const struct feat_vec *fv)
+{
+	size_t i;
+
+	fnv(&b->digest[0], fv->tab, sizeof(fv->tab));
+	for (i = 0; i < fv->nsp; i++) {
+		fnv(&b->digest[0], &fv->sp[i], sizeof(fv->sp[i]));
+		if (fv->sp_names && fv->sp_names[i])
+			fnv(&b->digest[0], fv->sp_names[i],
+			    strlen(fv->sp_names[i]) + 1);
+	}
+}
+
+/* The reasons as shown: text, column, value and weight, in order. */
+static void digest_reasons(struct bench *b, const struct explain_reason *r,
+			   size_t n, double bias)
+{
+	size_t i;
+
+	fnv(&b->digest[1], &bias, sizeof(bias));
+	for (i = 0; i < n; i++) {
+		fnv(&b->digest[1], r[i].text, strlen(r[i].text) + 1);
+		fnv(&b->digest[1], r[i].feature, strlen(r[i].feature) + 1);
+		fnv(&b->digest[1], &r[i].value, sizeof(r[i].value));
+		fnv(&b->digest[1], &r[i].weight, sizeof(r[i].weight));
+	}
+}
+
 /* Features, both predictions and both explanations of p; times in v. */
 static int score_one(struct bench *b, const struct patch *p, double *v)
 {
 	struct feat_vec fv;
-	struct explain_reason *why;
-	size_t nwhy, k;
-	double t0, t1, t2, prob[2], bias;
+	struct explain_reason *why[2] = { NULL, NULL };
+	size_t nwhy[2] = { 0, 0 }, k;
+	double t0, t1, t2, prob[2], bias[2];
 	double cpu = clock_us(CLOCK_PROCESS_CPUTIME_ID);
 	int rc;
 
@@ -219,21 +261,25 @@ static int score_one(struct bench *b, const struct patch *p, double *v)
 		b->checksum += prob[k];
 	}
 	t2 = now_us();
-	for (k = 0; k < 2 && !rc; k++) {
-		rc = explain_vec(&why, &nwhy, &bias, b->model[k], &fv);
-		if (!rc) {
-			b->checksum += (double)nwhy + bias;
-			explain_free(why, nwhy);
-		}
-	}
+	for (k = 0; k < 2 && !rc; k++)
+		rc = explain_vec(&why[k], &nwhy[k], &bias[k], b->model[k], &fv);
 	v[ST_FEAT] = t1 - t0;
 	v[ST_PRED] = t2 - t1;
 	v[ST_EXPL] = now_us() - t2;
 	v[ST_SCORE] = v[ST_FEAT] + v[ST_PRED] + v[ST_EXPL];
+	v[ST_CPU] = clock_us(CLOCK_PROCESS_CPUTIME_ID) - cpu;
+	/* not timed: the checks that the work is the same */
+	digest_features(b, &fv);
+	for (k = 0; k < 2; k++) {
+		if (!rc) {
+			b->checksum += (double)nwhy[k] + bias[k];
+			digest_reasons(b, why[k], nwhy[k], bias[k]);
+		}
+		explain_free(why[k], nwhy[k]);
+	}
 	feat_vec_free(&fv);
 	if (!rc)
 		note_scores(b, p, prob);
-	v[ST_CPU] = clock_us(CLOCK_PROCESS_CPUTIME_ID) - cpu;
 	return rc;
 }
 
@@ -386,7 +432,10 @@ int main(int argc, char **argv)
 	if (!rc && argc == 5)
 		rc = bench_mails(&b, argv[4]);
 	if (!rc)
-		printf("checksum %.6f\n", b.checksum);
+		printf("checksum %.6f digest features=%016llx "
+		       "reasons=%016llx\n",
+		       b.checksum, (unsigned long long)b.digest[0],
+		       (unsigned long long)b.digest[1]);
 out:
 	for (k = 0; k < 2; k++)
 		model_free(b.model[k]);
