@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "scoring/patch/trailer.h"
+#include "scoring/util/strmap.h"
 
 #define TEXT_TOKENS 12 /* text tokens listed at most */
 
@@ -231,6 +232,9 @@ struct words {
 	size_t n, cap;
 	double other; /* function words and the rest */
 	size_t nother;
+	struct strmap at;   /* class digit + word -> its index in v */
+	struct strmap toks; /* the patch's token names ("w:word") */
+	struct buf key;	    /* scratch for the keys */
 };
 
 static int is_function_word(const char *w)
@@ -259,19 +263,30 @@ static int word_class(unsigned at)
 	return at & AT_PREFIX ? 2 : at & (AT_ADD | AT_DEL) ? 1 : 0;
 }
 
+/* ws->key = C then LEN bytes of S. */
+static int make_key(struct words *ws, char c, const char *s, size_t len)
+{
+	buf_reset(&ws->key);
+	return buf_add(&ws->key, &c, 1) ?: buf_add(&ws->key, s, len);
+}
+
+/* A word of a class is one row: the first time it is seen, in order. */
 static int word_add(struct words *ws, const char *key, size_t len, unsigned at,
 		    double w)
 {
-	size_t i;
+	struct strmap_entry *e;
+	int added, rc;
 
-	for (i = 0; i < ws->n; i++)
-		if (word_class(ws->v[i].at) == word_class(at) &&
-		    strlen(ws->v[i].key) == len &&
-		    !strncmp(ws->v[i].key, key, len)) {
-			ws->v[i].at |= at;
-			ws->v[i].w += w;
-			return 0;
-		}
+	rc = make_key(ws, (char)('0' + word_class(at)), key, len)
+		     ?: strmap_put(&e, &added, &ws->at, ws->key.ptr,
+				   ws->key.len);
+	if (rc)
+		return rc;
+	if (!added) {
+		ws->v[e->v.i].at |= at;
+		ws->v[e->v.i].w += w;
+		return 0;
+	}
 	if (ws->n == ws->cap) {
 		size_t c = ws->cap ? ws->cap * 2 : 32;
 		void *p = pt_reallocarray(ws->v, c, sizeof(*ws->v));
@@ -284,25 +299,17 @@ static int word_add(struct words *ws, const char *key, size_t len, unsigned at,
 	ws->v[ws->n].key = pt_strndup(key, len);
 	if (!ws->v[ws->n].key)
 		return PT_ENOMEM;
+	e->v.i = (int64_t)ws->n;
 	ws->v[ws->n].at = at;
 	ws->v[ws->n++].w = w;
 	return 0;
 }
 
-/* Whether "ns:word" is one of the patch's tokens. */
-static int has_token(const struct feat_vec *v, char ns, const char *w,
-		     size_t len)
+/* Whether "ns:word" is one of the patch's tokens (ws->toks). */
+static int has_token(struct words *ws, char ns, const char *w, size_t len)
 {
-	size_t j;
-
-	for (j = 0; j < v->nsp; j++) {
-		const char *n = v->sp_names[j];
-
-		if (n && n[0] == ns && n[1] == ':' && strlen(n + 2) == len &&
-		    !strncmp(n + 2, w, len))
-			return 1;
-	}
-	return 0;
+	return !make_key(ws, ns, ":", 1) && !buf_add(&ws->key, w, len) &&
+	       strmap_get(&ws->toks, ws->key.ptr, ws->key.len);
 }
 
 /*
@@ -313,8 +320,8 @@ static int has_token(const struct feat_vec *v, char ns, const char *w,
  * too short to be one, the 't' of "don't") the first word takes it all;
  * a pair that splits nowhere is one word.
  */
-static int pair_add(struct words *ws, const struct feat_vec *v,
-		    const char *pair, char ns1, char ns2, unsigned at, double w)
+static int pair_add(struct words *ws, const char *pair, char ns1, char ns2,
+		    unsigned at, double w)
 {
 	size_t len = strlen(pair), i;
 
@@ -322,9 +329,9 @@ static int pair_add(struct words *ws, const struct feat_vec *v,
 		const char *b = pair + i + 1;
 		size_t bl = len - i - 1;
 
-		if (pair[i] != '_' || !has_token(v, ns1, pair, i))
+		if (pair[i] != '_' || !has_token(ws, ns1, pair, i))
 			continue;
-		if (!has_token(v, ns2, b, bl))
+		if (!has_token(ws, ns2, b, bl))
 			return word_add(ws, pair, i, at, w);
 		return word_add(ws, pair, i, at, w / 2)
 			       ?: word_add(ws, b, bl, at, w / 2);
@@ -332,8 +339,7 @@ static int pair_add(struct words *ws, const struct feat_vec *v,
 	return word_add(ws, pair, len, at, w);
 }
 
-static int token_add(struct words *ws, const struct feat_vec *v,
-		     const char *name, double w)
+static int token_add(struct words *ws, const char *name, double w)
 {
 	const char *t = name + 2;
 
@@ -345,9 +351,9 @@ static int token_add(struct words *ws, const struct feat_vec *v,
 	case 'w':
 		return word_add(ws, t, strlen(t), AT_LOG, w);
 	case 'v':
-		return pair_add(ws, v, t, 'v', 's', AT_SUBJ, w);
+		return pair_add(ws, t, 'v', 's', AT_SUBJ, w);
 	case 'b':
-		return pair_add(ws, v, t, 'w', 'w', AT_LOG, w);
+		return pair_add(ws, t, 'w', 'w', AT_LOG, w);
 	case '+':
 		return word_add(ws, t, strlen(t), AT_ADD, w);
 	case '-':
@@ -386,36 +392,84 @@ static int cmp_word(const void *a, const void *b)
 	return strcmp(p->key, q->key);
 }
 
-/* The name of sparse index idx in v, or NULL. */
-static const char *token_name(const struct feat_vec *v, uint32_t idx)
-{
+/* A sparse index and the first of v's entries that has it. */
+struct tok_at {
+	uint32_t index;
 	size_t j;
+};
 
-	for (j = 0; v->sp_names && j < v->nsp; j++)
-		if (v->sp[j].index == idx)
-			return v->sp_names[j];
-	return NULL;
+static int cmp_tok_at(const void *a, const void *b)
+{
+	const struct tok_at *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* The name of sparse index idx (the first entry that has it), or NULL. */
+static const char *token_name(const struct tok_at *by, size_t n,
+			      const struct feat_vec *v, uint32_t idx)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (by[mid].index < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && by[lo].index == idx ? v->sp_names[by[lo].j] : NULL;
+}
+
+/* The patch's token names into ws->toks, its entries by index into *by. */
+static int index_tokens(struct words *ws, struct tok_at **by,
+			const struct feat_vec *v)
+{
+	struct strmap_entry *e;
+	size_t j;
+	int rc = 0;
+
+	*by = NULL;
+	if (!v->sp_names || !v->nsp)
+		return 0;
+	*by = pt_calloc(v->nsp, sizeof(**by));
+	if (!*by)
+		return PT_ENOMEM;
+	for (j = 0; j < v->nsp && !rc; j++) {
+		(*by)[j].index = v->sp[j].index;
+		(*by)[j].j = j;
+		if (v->sp_names[j])
+			rc = strmap_put(&e, NULL, &ws->toks, v->sp_names[j],
+					strlen(v->sp_names[j]));
+	}
+	qsort(*by, v->nsp, sizeof(**by), cmp_tok_at);
+	return rc;
 }
 
 static int group_tokens(struct words *ws, const struct model_contrib *c,
 			size_t nc, const struct feat_vec *v)
 {
+	struct tok_at *by = NULL;
 	size_t i;
-	int rc = 0;
+	int rc = index_tokens(ws, &by, v);
 
 	for (i = 0; i < nc && !rc; i++) {
 		const char *name;
 
 		if (!c[i].is_sparse || c[i].value == 0)
 			continue;
-		name = token_name(v, c[i].index);
+		name = by ? token_name(by, v->nsp, v, c[i].index) : NULL;
 		if (!name) {
 			ws->other += c[i].value;
 			ws->nother++;
 			continue;
 		}
-		rc = token_add(ws, v, name, c[i].value);
+		rc = token_add(ws, name, c[i].value);
 	}
+	free(by);
 	return rc;
 }
 
@@ -423,7 +477,9 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
 		     const struct model_contrib *c, size_t nc,
 		     const struct feat_vec *v)
 {
-	struct words ws = { 0 };
+	struct words ws = { .at = STRMAP_INIT,
+			    .toks = STRMAP_INIT,
+			    .key = BUF_INIT };
 	struct buf b = BUF_INIT;
 	size_t i, shown = 0;
 	int rc = group_tokens(&ws, c, nc, v);
@@ -457,6 +513,9 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
 	for (i = 0; i < ws.n; i++)
 		free(ws.v[i].key);
 	free(ws.v);
+	strmap_free(&ws.at);
+	strmap_free(&ws.toks);
+	buf_free(&ws.key);
 	buf_free(&b);
 	return rc;
 }

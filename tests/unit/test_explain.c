@@ -5,7 +5,9 @@
  * model's own contributions (model_explain), strongest first, with the
  * planted tokens among them, the rest in one row, and the rows must sum
  * to the log-odds; tokens that say the same word are one row, function
- * words are never named.  The release-cycle columns state the
+ * words are never named; tokens sharing a hashed index are told by the
+ * first of them, a word of the changelog and of the code are two rows.
+ * The release-cycle columns state the
  * mainline's tag when the patch was written ("posted" for a mail), each
  * in its own sentence, never "merged in".  No column's description or
  * reason, known or unknown, carries a subsystem prefix of some tree as
@@ -279,6 +281,58 @@ static void test_short_pair(void **state)
 	model_free(m);
 }
 
+/*
+ * Two tokens hashed to one index are told by the first of them, and one
+ * word in the changelog and in the code is two facts: explain.c finds
+ * names and words through indexes, not by scanning, and must keep both.
+ */
+static void test_shared_index(void **state)
+{
+	static const char *const names[] = {
+		"w:leak", "+:leak", "w:queue", "-:leak", "w:leak",
+	};
+	static const uint32_t index[] = { 3, 11, 17, 3, 20 };
+	struct pt_model *m = train_text();
+	const struct explain_reason *log, *code;
+	struct model_contrib *c;
+	struct explain_reason *r;
+	double bias, cw[5];
+	struct feat_vec v;
+	size_t i, nc, nr, n = sizeof(names) / sizeof(*names);
+
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	for (i = 0; i < FEAT_NTAB; i++)
+		v.tab[i] = NAN;
+	v.sp = calloc(n, sizeof(*v.sp));
+	v.sp_names = calloc(n, sizeof(*v.sp_names));
+	assert_true(v.sp && v.sp_names);
+	for (i = 0; i < n; i++) {
+		v.sp[i] = (struct model_sparse){ index[i], 1.0f };
+		v.sp_names[i] = strdup(names[i]);
+	}
+	v.nsp = v.spcap = n;
+	assert_int_equal(model_explain(&c, &nc, &bias, m, v.tab, v.sp, v.nsp),
+			 0);
+	assert_int_equal(nc, n);
+	for (i = 0; i < n; i++)
+		cw[i] = c[i].value;
+	free(c);
+	assert_int_equal(explain_vec(&r, &nr, &bias, m, &v), 0);
+	/* index 3 twice: both are "w:leak", with index 20's "w:leak" */
+	log = find(r, nr, "changelog says 'leak'");
+	code = find(r, nr, "adds code with 'leak'");
+	assert_non_null(log);
+	assert_non_null(code);
+	assert_null(find(r, nr, "removes code with 'leak'"));
+	assert_true(log->weight == cw[0] + cw[3] + cw[4]);
+	assert_true(code->weight == cw[1]);
+	assert_non_null(find(r, nr, "changelog says 'queue'"));
+	explain_free(r, nr);
+	feat_vec_free(&v);
+	model_free(m);
+}
+
 /* Reasons that say nothing of the patch are never shown. */
 static void test_shown(void **state)
 {
@@ -468,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_strongest_tokens),
 		cmocka_unit_test(test_grouping),
 		cmocka_unit_test(test_short_pair),
+		cmocka_unit_test(test_shared_index),
 		cmocka_unit_test(test_shown),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_cycle_sentences),
