@@ -135,12 +135,15 @@ int feat_tok_add(struct toks *t, int ns, const char *s, size_t len)
 	k->index = feat_hash(ns_names[ns], s, len, t->bits);
 	k->ns = (unsigned char)ns;
 	k->name = NULL;
-	if (t->names) {
-		struct buf b = BUF_INIT;
+	if (t->names) { /* "ns:token", without printf: one per token */
+		size_t nl = strlen(ns_names[ns]);
 
-		if (buf_addf(&b, "%s:%.*s", ns_names[ns], (int)len, s))
+		if (!(k->name = pt_malloc(nl + len + 2)))
 			return PT_ENOMEM;
-		k->name = buf_detach(&b, NULL);
+		memcpy(k->name, ns_names[ns], nl);
+		k->name[nl] = ':';
+		memcpy(k->name + nl + 1, s, len);
+		k->name[nl + 1 + len] = '\0';
 	}
 	t->n++;
 	return 0;
