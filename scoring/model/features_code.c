@@ -78,14 +78,7 @@ struct code_acc {
 
 static int contains(const char *s, size_t len, const char *w)
 {
-	size_t wl = strlen(w), i;
-
-	if (wl > len)
-		return 0;
-	for (i = 0; i + wl <= len; i++)
-		if (s[i] == w[0] && !memcmp(s + i, w, wl))
-			return 1;
-	return 0;
+	return memmem(s, len, w, strlen(w)) != NULL;
 }
 
 static int is_comment_or_blank(const char *s, size_t len)
