@@ -244,20 +244,29 @@ const char *model_note(const struct pt_model *m, const char *name)
 
 /* ---- prediction -------------------------------------------------------- */
 
+/* A DMatrix of N (1 or 2) rows for the trees: tab, text score text[i]. */
+static int xgb_rows(DMatrixHandle *dm, const struct pt_model *m,
+		    const float *tab, const double *text, size_t n)
+{
+	float x[2 * (MODEL_MAX_TAB + 1)];
+	size_t i, j, k = 0;
+
+	for (i = 0; i < n && i < 2; i++) {
+		for (j = 0; j < m->ntab; j++)
+			if (m->tab_use[j])
+				x[k++] = tab[j];
+		x[k++] = (float)text[i];
+	}
+	if (XGDMatrixCreateFromMat(x, (bst_ulong)i, k / i, NAN, dm))
+		return xgb_error("building a row");
+	return 0;
+}
+
 /* One row's DMatrix for the trees. */
 static int xgb_row(DMatrixHandle *dm, const struct pt_model *m,
 		   const float *tab, double text)
 {
-	float x[MODEL_MAX_TAB + 1];
-	size_t j, k = 0;
-
-	for (j = 0; j < m->ntab; j++)
-		if (m->tab_use[j])
-			x[k++] = tab[j];
-	x[k++] = (float)text;
-	if (XGDMatrixCreateFromMat(x, 1, k, NAN, dm))
-		return xgb_error("building a row");
-	return 0;
+	return xgb_rows(dm, m, tab, &text, 1);
 }
 
 static int raw_score(double *f, const struct pt_model *m, const float *tab,
@@ -371,19 +380,6 @@ static int add_contrib(struct model_contrib **v, size_t *n, size_t *cap,
 	return 0;
 }
 
-/* The trees' margin for tab with text score s (offset left out). */
-static int xgb_margin_at(double *f, const struct pt_model *m, const float *tab,
-			 double s)
-{
-	DMatrixHandle dm = NULL;
-	int rc = xgb_row(&dm, m, tab, s);
-
-	if (!rc)
-		rc = model_xgb_margin(f, m->bst, dm, 0, 0);
-	dm_free(dm);
-	return rc;
-}
-
 /*
  * How much the patch's own tokens move the trees' margin: f(s) - f(s0),
  * where s0 is the text score of a changelog with no token (the text
@@ -395,16 +391,19 @@ static int text_effect(double *delta, double *slope, const struct pt_model *m,
 		       size_t nsp)
 {
 	size_t dim = (size_t)1 << m->hash_bits;
-	double s = model_text_logit(m, sp, nsp);
-	double s0 = m->lr_sign * m->lr->w[dim], fs, f0;
-	int rc = xgb_margin_at(&fs, m, tab, s);
+	double s[2] = { model_text_logit(m, sp, nsp),
+			m->lr_sign * m->lr->w[dim] };
+	double f[2];
+	DMatrixHandle dm = NULL;
+	int rc = xgb_rows(&dm, m, tab, s, 2); /* f(s) and f(s0) in one call */
 
 	if (!rc)
-		rc = xgb_margin_at(&f0, m, tab, s0);
+		rc = model_xgb_margin(f, m->bst, dm, 0, 0);
+	dm_free(dm);
 	if (rc)
 		return rc;
-	*delta = fs - f0;
-	*slope = fabs(s - s0) > 1e-12 ? *delta / (s - s0) : 0;
+	*delta = f[0] - f[1];
+	*slope = fabs(s[0] - s[1]) > 1e-12 ? *delta / (s[0] - s[1]) : 0;
 	if (!*slope)
 		*delta = 0;
 	return 0;
