@@ -8,12 +8,12 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scoring/patch/trailer.h"
-#include "scoring/util/strmap.h"
 
 #define TEXT_TOKENS 12 /* text tokens listed at most */
 
@@ -227,14 +227,64 @@ struct word {
 	double w;    /* its share of the log-odds */
 };
 
+/*
+ * An open-addressing table of positions (position + 1; 0 is free) in an
+ * array the caller owns: the words, the vector's entries.  The keys stay
+ * in that array, so nothing is copied; cap is a power of two.
+ */
+struct slots {
+	size_t *v;
+	size_t cap, n;
+};
+
+static uint64_t fnv(uint64_t h, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define FNV0 0xcbf29ce484222325ull
+
+/* Room for one more: *grown says the positions must be placed again. */
+static int slots_room(struct slots *t, int *grown)
+{
+	size_t cap;
+
+	*grown = 0;
+	if (2 * (t->n + 1) <= t->cap)
+		return 0;
+	cap = t->cap ? 2 * t->cap : 256;
+	free(t->v);
+	t->v = pt_calloc(cap, sizeof(*t->v));
+	t->cap = t->v ? cap : 0;
+	t->n = 0;
+	*grown = 1;
+	return t->v ? 0 : PT_ENOMEM;
+}
+
+/* Put position POS at the first free slot from hash H. */
+static void slots_put(struct slots *t, uint64_t h, size_t pos)
+{
+	size_t k = (size_t)h & (t->cap - 1);
+
+	while (t->v[k])
+		k = (k + 1) & (t->cap - 1);
+	t->v[k] = pos + 1;
+	t->n++;
+}
+
 struct words {
 	struct word *v;
 	size_t n, cap;
 	double other; /* function words and the rest */
 	size_t nother;
-	struct strmap at;   /* class digit + word -> its index in v */
-	struct strmap toks; /* the patch's token names ("w:word") */
-	struct buf key;	    /* scratch for the keys */
+	struct slots at;   /* the words by class and word */
+	struct slots toks; /* the vector's entries by name ("w:word") */
+	struct slots idx;  /* the vector's entries by index, first only */
+	const struct feat_vec *vec;
 };
 
 static int is_function_word(const char *w)
@@ -263,31 +313,45 @@ static int word_class(unsigned at)
 	return at & AT_PREFIX ? 2 : at & (AT_ADD | AT_DEL) ? 1 : 0;
 }
 
-/* ws->key = C then LEN bytes of S. */
-static int make_key(struct words *ws, char c, const char *s, size_t len)
+static uint64_t word_hash(int class, const char *s, size_t len)
 {
-	buf_reset(&ws->key);
-	return buf_add(&ws->key, &c, 1) ?: buf_add(&ws->key, s, len);
+	char c = (char)('0' + class);
+
+	return fnv(fnv(FNV0, &c, 1), s, len);
 }
 
-/* A word of a class is one row: the first time it is seen, in order. */
-static int word_add(struct words *ws, const char *key, size_t len, unsigned at,
-		    double w)
+/* The word's position in ws->v, or ws->n when it has none yet. */
+static size_t word_find(const struct words *ws, int class, const char *key,
+			size_t len)
 {
-	struct strmap_entry *e;
-	int added, rc;
+	const struct slots *t = &ws->at;
+	size_t k;
 
-	rc = make_key(ws, (char)('0' + word_class(at)), key, len)
-		     ?: strmap_put(&e, &added, &ws->at, ws->key.ptr,
-				   ws->key.len);
-	if (rc)
-		return rc;
-	if (!added) {
-		ws->v[e->v.i].at |= at;
-		ws->v[e->v.i].w += w;
-		return 0;
+	if (!t->cap)
+		return ws->n;
+	k = (size_t)word_hash(class, key, len) & (t->cap - 1);
+	for (; t->v[k]; k = (k + 1) & (t->cap - 1)) {
+		const struct word *w = &ws->v[t->v[k] - 1];
+
+		if (word_class(w->at) == class && !strncmp(w->key, key, len) &&
+		    !w->key[len])
+			return t->v[k] - 1;
 	}
-	if (ws->n == ws->cap) {
+	return ws->n;
+}
+
+/* Make room for a new word in ws->v and its table. */
+static int word_room(struct words *ws)
+{
+	size_t i;
+	int grown, rc = slots_room(&ws->at, &grown);
+
+	for (i = 0; !rc && grown && i < ws->n; i++)
+		slots_put(&ws->at,
+			  word_hash(word_class(ws->v[i].at), ws->v[i].key,
+				    strlen(ws->v[i].key)),
+			  i);
+	if (!rc && ws->n == ws->cap) {
 		size_t c = ws->cap ? ws->cap * 2 : 32;
 		void *p = pt_reallocarray(ws->v, c, sizeof(*ws->v));
 
@@ -296,20 +360,51 @@ static int word_add(struct words *ws, const char *key, size_t len, unsigned at,
 		ws->v = p;
 		ws->cap = c;
 	}
+	return rc;
+}
+
+/* A word of a class is one row: the first time it is seen, in order. */
+static int word_add(struct words *ws, const char *key, size_t len, unsigned at,
+		    double w)
+{
+	int class = word_class(at), rc;
+	size_t i = word_find(ws, class, key, len);
+
+	if (i < ws->n) {
+		ws->v[i].at |= at;
+		ws->v[i].w += w;
+		return 0;
+	}
+	rc = word_room(ws);
+	if (rc)
+		return rc;
 	ws->v[ws->n].key = pt_strndup(key, len);
 	if (!ws->v[ws->n].key)
 		return PT_ENOMEM;
-	e->v.i = (int64_t)ws->n;
+	slots_put(&ws->at, word_hash(class, key, len), ws->n);
 	ws->v[ws->n].at = at;
 	ws->v[ws->n++].w = w;
 	return 0;
 }
 
 /* Whether "ns:word" is one of the patch's tokens (ws->toks). */
-static int has_token(struct words *ws, char ns, const char *w, size_t len)
+static int has_token(const struct words *ws, char ns, const char *w, size_t len)
 {
-	return !make_key(ws, ns, ":", 1) && !buf_add(&ws->key, w, len) &&
-	       strmap_get(&ws->toks, ws->key.ptr, ws->key.len);
+	const struct slots *t = &ws->toks;
+	char pre[2] = { ns, ':' };
+	size_t k;
+
+	if (!t->cap)
+		return 0;
+	k = (size_t)fnv(fnv(FNV0, pre, 2), w, len) & (t->cap - 1);
+	for (; t->v[k]; k = (k + 1) & (t->cap - 1)) {
+		const char *n = ws->vec->sp_names[t->v[k] - 1];
+
+		if (n[0] == ns && n[1] == ':' && !strncmp(n + 2, w, len) &&
+		    !n[2 + len])
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -392,76 +487,72 @@ static int cmp_word(const void *a, const void *b)
 	return strcmp(p->key, q->key);
 }
 
-/* A sparse index and the first of v's entries that has it. */
-struct tok_at {
-	uint32_t index;
-	size_t j;
-};
-
-static int cmp_tok_at(const void *a, const void *b)
+static uint64_t index_hash(uint32_t idx)
 {
-	const struct tok_at *x = a, *y = b;
-
-	if (x->index != y->index)
-		return x->index < y->index ? -1 : 1;
-	return x->j < y->j ? -1 : x->j > y->j;
+	return (uint64_t)idx * 0x9e3779b97f4a7c15ull >> 17;
 }
 
-/* The name of sparse index idx (the first entry that has it), or NULL. */
-static const char *token_name(const struct tok_at *by, size_t n,
-			      const struct feat_vec *v, uint32_t idx)
+/* The first of the vector's entries with sparse index idx, or SIZE_MAX. */
+static size_t token_at(const struct words *ws, uint32_t idx)
 {
-	size_t lo = 0, hi = n;
+	const struct slots *t = &ws->idx;
+	size_t k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (by[mid].index < idx)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && by[lo].index == idx ? v->sp_names[by[lo].j] : NULL;
+	if (!t->cap)
+		return SIZE_MAX;
+	k = (size_t)index_hash(idx) & (t->cap - 1);
+	for (; t->v[k]; k = (k + 1) & (t->cap - 1))
+		if (ws->vec->sp[t->v[k] - 1].index == idx)
+			return t->v[k] - 1;
+	return SIZE_MAX;
 }
 
-/* The patch's token names into ws->toks, its entries by index into *by. */
-static int index_tokens(struct words *ws, struct tok_at **by,
-			const struct feat_vec *v)
+/* Size a table for N entries at most half full. */
+static int slots_init(struct slots *t, size_t n)
 {
-	struct strmap_entry *e;
-	size_t j;
-	int rc = 0;
+	t->cap = 256;
+	while (t->cap < 2 * n)
+		t->cap *= 2;
+	t->v = pt_calloc(t->cap, sizeof(*t->v));
+	return t->v ? 0 : PT_ENOMEM;
+}
 
-	*by = NULL;
+/* The vector's entries by name and by index (the first of an index). */
+static int index_tokens(struct words *ws, const struct feat_vec *v)
+{
+	size_t j;
+	int rc;
+
+	ws->vec = v;
 	if (!v->sp_names || !v->nsp)
 		return 0;
-	*by = pt_calloc(v->nsp, sizeof(**by));
-	if (!*by)
-		return PT_ENOMEM;
+	rc = slots_init(&ws->toks, v->nsp) ?: slots_init(&ws->idx, v->nsp);
 	for (j = 0; j < v->nsp && !rc; j++) {
-		(*by)[j].index = v->sp[j].index;
-		(*by)[j].j = j;
-		if (v->sp_names[j])
-			rc = strmap_put(&e, NULL, &ws->toks, v->sp_names[j],
-					strlen(v->sp_names[j]));
+		const char *n = v->sp_names[j];
+
+		if (token_at(ws, v->sp[j].index) == SIZE_MAX)
+			slots_put(&ws->idx, index_hash(v->sp[j].index), j);
+		if (n)
+			slots_put(&ws->toks, fnv(FNV0, n, strlen(n)), j);
 	}
-	qsort(*by, v->nsp, sizeof(**by), cmp_tok_at);
 	return rc;
 }
 
 static int group_tokens(struct words *ws, const struct model_contrib *c,
 			size_t nc, const struct feat_vec *v)
 {
-	struct tok_at *by = NULL;
 	size_t i;
-	int rc = index_tokens(ws, &by, v);
+	int rc = index_tokens(ws, v);
 
 	for (i = 0; i < nc && !rc; i++) {
-		const char *name;
+		const char *name = NULL;
+		size_t j;
 
 		if (!c[i].is_sparse || c[i].value == 0)
 			continue;
-		name = by ? token_name(by, v->nsp, v, c[i].index) : NULL;
+		j = token_at(ws, c[i].index);
+		if (j != SIZE_MAX)
+			name = v->sp_names[j];
 		if (!name) {
 			ws->other += c[i].value;
 			ws->nother++;
@@ -469,7 +560,6 @@ static int group_tokens(struct words *ws, const struct model_contrib *c,
 		}
 		rc = token_add(ws, name, c[i].value);
 	}
-	free(by);
 	return rc;
 }
 
@@ -477,9 +567,7 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
 		     const struct model_contrib *c, size_t nc,
 		     const struct feat_vec *v)
 {
-	struct words ws = { .at = STRMAP_INIT,
-			    .toks = STRMAP_INIT,
-			    .key = BUF_INIT };
+	struct words ws = { 0 };
 	struct buf b = BUF_INIT;
 	size_t i, shown = 0;
 	int rc = group_tokens(&ws, c, nc, v);
@@ -513,9 +601,9 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
 	for (i = 0; i < ws.n; i++)
 		free(ws.v[i].key);
 	free(ws.v);
-	strmap_free(&ws.at);
-	strmap_free(&ws.toks);
-	buf_free(&ws.key);
+	free(ws.at.v);
+	free(ws.toks.v);
+	free(ws.idx.v);
 	buf_free(&b);
 	return rc;
 }
