@@ -40,16 +40,34 @@ struct idset {
 	size_t cap, n;
 };
 
+/*
+ * The last addresses found in people: a patch asks for its author's id
+ * three times.  Only found ones: a row of people is never changed or
+ * deleted, but one may be added while the context is open.
+ */
+#define PERSON_CACHE 8
+
+struct person_hit {
+	char *email;
+	int64_t id;
+};
+
 struct histsum {
 	int64_t repo_id;
 	sqlite3_stmt *st[NH];
 	struct idset a, b; /* reused between patches */
+	struct person_hit people[PERSON_CACHE];
+	unsigned next_person;
 };
 
 void histsum_free(struct histsum *h)
 {
+	size_t i;
+
 	if (!h)
 		return;
+	for (i = 0; i < PERSON_CACHE; i++)
+		free(h->people[i].email);
 	db_finalize_all(h->st, NH);
 	free(h->a.v);
 	free(h->b.v);
@@ -173,10 +191,24 @@ static const unsigned char *file_rows(struct histsum *h, const char *path,
 
 static int64_t person_id(struct histsum *h, const char *email)
 {
-	sqlite3_stmt *st = q(h, H_PERSON);
+	struct person_hit *c = h->people;
+	sqlite3_stmt *st;
+	int64_t id;
+	size_t i;
 
+	for (i = 0; i < PERSON_CACHE; i++)
+		if (c[i].email && !strcmp(c[i].email, email))
+			return c[i].id;
+	st = q(h, H_PERSON);
 	sqlite3_bind_text(st, 1, email, -1, SQLITE_STATIC);
-	return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	id = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	if (id > 0) {
+		c = &h->people[h->next_person++ % PERSON_CACHE];
+		free(c->email);
+		c->email = pt_strdup(email); /* NULL: not remembered */
+		c->id = id;
+	}
+	return id;
 }
 
 static const char *file_path(const struct patch_file *f)
