@@ -91,14 +91,18 @@ int buf_addch(struct buf *b, int c)
 
 int buf_addvf(struct buf *b, const char *fmt, va_list ap)
 {
+	char small[256];
 	va_list cp;
 	int n, rc;
 
+	/* one formatting pass for the short strings, two for the rest */
 	va_copy(cp, ap);
-	n = vsnprintf(NULL, 0, fmt, cp);
+	n = vsnprintf(small, sizeof(small), fmt, cp);
 	va_end(cp);
 	if (n < 0)
 		return pt_error_set(PT_EINVAL, "bad format");
+	if (n > 0 && (size_t)n < sizeof(small))
+		return buf_add(b, small, (size_t)n);
 	rc = buf_grow(b, (size_t)n);
 	if (rc)
 		return rc;
