@@ -34,9 +34,14 @@ static const char *const hsql[NH] = {
 		   "component = ?",
 };
 
-/* A set of ids (commits, authors): open addressing, 0 is free. */
+/*
+ * A set of ids (commits, authors): open addressing, 0 is free; at[] the
+ * slots taken, so clearing a set grown by one large patch does not cost
+ * every later small one a pass over all its slots.
+ */
 struct idset {
 	int64_t *v;
+	size_t *at;
 	size_t cap, n;
 };
 
@@ -70,7 +75,9 @@ void histsum_free(struct histsum *h)
 		free(h->people[i].email);
 	db_finalize_all(h->st, NH);
 	free(h->a.v);
+	free(h->a.at);
 	free(h->b.v);
+	free(h->b.at);
 	free(h);
 }
 
@@ -109,8 +116,10 @@ static uint64_t mix(int64_t x)
 
 static void idset_clear(struct idset *s)
 {
-	if (s->n && s->v)
-		memset(s->v, 0, s->cap * sizeof(*s->v));
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		s->v[s->at[i]] = 0;
 	s->n = 0;
 }
 
@@ -118,19 +127,26 @@ static int idset_grow(struct idset *s)
 {
 	size_t cap = s->cap ? 2 * s->cap : 1024, i, k;
 	int64_t *v = pt_calloc(cap, sizeof(*v));
+	size_t *at = pt_calloc(cap / 2, sizeof(*at));
 
-	if (!v)
+	if (!v || !at) {
+		free(v);
+		free(at);
 		return PT_ENOMEM;
-	for (i = 0; i < s->cap; i++) {
-		if (!s->v[i])
-			continue;
-		k = mix(s->v[i]) & (cap - 1);
+	}
+	for (i = 0; i < s->n; i++) {
+		int64_t id = s->v[s->at[i]];
+
+		k = mix(id) & (cap - 1);
 		while (v[k])
 			k = (k + 1) & (cap - 1);
-		v[k] = s->v[i];
+		v[k] = id;
+		at[i] = k;
 	}
 	free(s->v);
+	free(s->at);
 	s->v = v;
+	s->at = at;
 	s->cap = cap;
 	return 0;
 }
@@ -148,7 +164,7 @@ static int idset_add(struct idset *s, int64_t id)
 		if (s->v[k] == id)
 			return 0;
 	s->v[k] = id;
-	s->n++;
+	s->at[s->n++] = k;
 	return 1;
 }
 
