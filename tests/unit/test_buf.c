@@ -31,6 +31,42 @@ static void test_grow_and_format(void **state)
 	assert_int_equal(b.len, 0);
 }
 
+/*
+ * buf_addf formats a short string once on the stack and a long one in
+ * place: both, and the boundary between them, give the same text, and
+ * the buffer's limit holds either way.
+ */
+static void test_format_lengths(void **state)
+{
+	static const size_t lens[] = { 0, 1, 254, 255, 256, 257, 1000 };
+	char s[1001];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(lens) / sizeof(*lens); i++) {
+		struct buf b = BUF_INIT;
+
+		memset(s, 'a' + (int)i, lens[i]);
+		s[lens[i]] = '\0';
+		assert_int_equal(buf_addstr(&b, "x:"), 0);
+		assert_int_equal(buf_addf(&b, "%s", s), 0);
+		assert_int_equal(b.len, lens[i] + 2);
+		assert_int_equal(strlen(b.ptr), lens[i] + 2);
+		assert_string_equal(b.ptr + 2, s);
+		buf_free(&b);
+	}
+	for (i = 0; i < 2; i++) {
+		struct buf b;
+
+		buf_init(&b, i ? 300 : 8);
+		memset(s, 'z', 400);
+		s[i ? 301 : 9] = '\0';
+		assert_int_equal(buf_addf(&b, "%s", s), PT_ETOOBIG);
+		assert_int_equal(b.len, 0);
+		buf_free(&b);
+	}
+}
+
 static void test_max_refuses(void **state)
 {
 	struct buf b;
@@ -93,6 +129,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow_and_format),
+		cmocka_unit_test(test_format_lengths),
 		cmocka_unit_test(test_max_refuses),
 		cmocka_unit_test(test_detach_empty),
 		cmocka_unit_test(test_error_wrap),
