@@ -10,7 +10,8 @@
  * bughist.c included (subjects with and without a component).  A new
  * mine run makes the summary stale; the next feature context rebuilds
  * it.  `mine`, first and incremental, leaves it current and equal to
- * the SQL.
+ * the SQL.  A patch over a long history (its id sets grown past 1024
+ * commits) and the small patches after it get the SQL's values too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -352,6 +353,90 @@ static void test_summary_is_the_sql(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A patch by p1 changing every path, dated DATE. */
+static struct patch *every_path_patch(int64_t date)
+{
+	struct buf d = BUF_INIT;
+	struct patch *p;
+	size_t i;
+
+	assert_int_equal(patch_new(&p), 0);
+	p->source = PATCH_FROM_MAIL;
+	assert_int_equal(subject_parse(&p->subject, subjects[0],
+				       strlen(subjects[0])),
+			 0);
+	p->author.email = strdup("p1@example.org");
+	p->author_date = date;
+	for (i = 0; i < NPATHS; i++)
+		file_diff(&d, paths[i]);
+	assert_int_equal(patch_set_message(p, "Fix.\n", 5), 0);
+	assert_int_equal(patch_set_diff(p, d.ptr, d.len), 0);
+	buf_free(&d);
+	return p;
+}
+
+/* The summary and the SQL agree on p; its NUC. */
+static float compare_one(struct feat_ctx *fast, struct feat_ctx *slow,
+			 struct patch *p)
+{
+	struct feat_vec a, b;
+	float nuc;
+
+	assert_int_equal(feat_compute(&a, fast, p, NULL, 12, 0), 0);
+	assert_int_equal(feat_compute(&b, slow, p, NULL, 12, 0), 0);
+	assert_true(same_tab(&a, &b));
+	nuc = a.tab[FEAT_NUC];
+	feat_vec_free(&a);
+	feat_vec_free(&b);
+	patch_free(p);
+	return nuc;
+}
+
+/*
+ * The lookups reuse their sets of commits and authors between patches:
+ * a patch over a long history grows them (past 512 commits, twice),
+ * and the small patches after it must find them empty.
+ */
+static void test_large_then_small(void **state)
+{
+	char dir[] = "/tmp/pt-histsum-XXXXXX", path[64], cmd[96];
+	struct feat_ctx *fast, *slow;
+	struct db *db;
+	int round, i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	assert_int_equal(db_open(&db, path, &scoring_db_owners), 0);
+	assert_int_equal(db_begin(db), 0);
+	exec(db, "INSERT INTO repos (id, path, tip, mined_at) VALUES "
+		 "(1, '/syn/one', 'a1', 1)");
+	for (i = 1; i <= NPEOPLE; i++)
+		exec(db,
+		     "INSERT INTO people (id, email) VALUES (%d, "
+		     "'p%d@example.org')",
+		     i, i);
+	add_commits(db, 1, 0, 3 * NCOMMITS);
+	assert_int_equal(db_commit(db), 0);
+	assert_int_equal(feat_ctx_new(&fast, db, 1), 0);
+	assert_int_equal(feat_ctx_new(&slow, db, 1), 0);
+	feat_ctx_no_summary(slow);
+	for (round = 0; round < 3; round++) {
+		struct patch *big = every_path_patch(
+			BASE + (int64_t)(3 * NCOMMITS + 40) * 1000 / 2 +
+			round * 1000);
+
+		assert_true(compare_one(fast, slow, big) > 2 * 512);
+		for (i = 0; i < 30; i++)
+			compare_one(fast, slow, random_patch());
+	}
+	feat_ctx_free(fast);
+	feat_ctx_free(slow);
+	db_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /*
  * A git history over the same paths, people and subjects: phase 2 adds
  * commits, one of them fixing a phase 1 commit (a new bug label).
@@ -444,6 +529,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_is_the_sql),
+		cmocka_unit_test(test_large_then_small),
 		cmocka_unit_test(test_mine_keeps_it_current),
 	};
 
