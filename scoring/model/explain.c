@@ -614,21 +614,31 @@ static int text_rows(struct explain_reason **r, size_t *n, size_t *cap,
  * the release makes proc.days_since_tag and proc.days_since_release one
  * sentence).  The first row keeps its column.
  */
-static void merge_same(struct explain_reason *r, size_t *n)
+static int merge_same(struct explain_reason *r, size_t *n)
 {
-	size_t i, j, m;
+	struct slots t = { 0 };
+	size_t j, m = 0, k;
+	int rc = slots_init(&t, *n);
 
-	for (i = 0; i < *n; i++) {
-		for (j = i + 1, m = i + 1; j < *n; j++) {
-			if (!strcmp(r[i].text, r[j].text)) {
-				r[i].weight += r[j].weight;
-				free(r[j].text);
-			} else {
-				r[m++] = r[j];
-			}
+	for (j = 0; j < *n && !rc; j++) {
+		uint64_t h = fnv(FNV0, r[j].text, strlen(r[j].text));
+
+		k = (size_t)h & (t.cap - 1);
+		for (; t.v[k]; k = (k + 1) & (t.cap - 1))
+			if (!strcmp(r[t.v[k] - 1].text, r[j].text))
+				break;
+		if (t.v[k]) { /* the first row of that text takes it */
+			r[t.v[k] - 1].weight += r[j].weight;
+			free(r[j].text);
+			continue;
 		}
-		*n = m;
+		r[m] = r[j];
+		slots_put(&t, h, m++);
 	}
+	if (!rc)
+		*n = m;
+	free(t.v);
+	return rc;
 }
 
 int explain_vec(struct explain_reason **out, size_t *n, double *bias,
@@ -659,12 +669,13 @@ int explain_vec(struct explain_reason **out, size_t *n, double *bias,
 		rc = text_rows(&r, n, &cap, c, nc, v);
 	buf_free(&b);
 	free(c);
+	if (!rc)
+		rc = merge_same(r, n);
 	if (rc) {
 		explain_free(r, *n);
 		*n = 0;
 		return rc;
 	}
-	merge_same(r, n);
 	if (*n)
 		qsort(r, *n, sizeof(*r), cmp_weight);
 	*out = r;
