@@ -160,7 +160,8 @@ static void model_progress(const char *phase, double done, void *ctx)
 	progress_show(&pr->line, &r);
 }
 
-static int save(struct pt_model *m, struct cli_ctx *ctx, size_t rows)
+static int save(struct pt_model *m, struct cli_ctx *ctx, size_t rows,
+		size_t applied)
 {
 	struct buf dir = BUF_INIT, models = BUF_INIT;
 	const char *state;
@@ -176,9 +177,10 @@ static int save(struct pt_model *m, struct cli_ctx *ctx, size_t rows)
 	if (!rc)
 		rc = model_save(m, dir.ptr);
 	if (!rc && !ctx->quiet)
-		printf(ARCHIVE_TASK " model %s: %zu applied postings, saved to "
-				    "%s\n",
-		       model_version(m), rows, dir.ptr);
+		printf(ARCHIVE_TASK
+		       " model %s: %zu of the %zu applied postings "
+		       "(those with a final label), saved to %s\n",
+		       model_version(m), rows, applied, dir.ptr);
 	buf_free(&dir);
 	buf_free(&models);
 	return rc;
@@ -190,6 +192,7 @@ int cmd_train_archive(int argc, char **argv, struct cli_ctx *ctx)
 	struct archds *ds = NULL;
 	struct pt_model *m = NULL;
 	const char *since = NULL;
+	size_t rows = 0;
 	struct archeval_opts o;
 	long long horizon = 365, depth = 0;
 	double mcw = 0;
@@ -217,11 +220,11 @@ int cmd_train_archive(int argc, char **argv, struct cli_ctx *ctx)
 	progress_init(&pr.line, ctx);
 	rc = build_rows(&ds, ctx, &pr.line, "train", since, NULL);
 	if (rc == EXIT_OK &&
-	    (archeval_train(&m, ds, &o, model_progress, &pr) ||
+	    (archeval_train(&m, &rows, ds, &o, model_progress, &pr) ||
 	     model_set_note(m, "data",
 			    "applied postings of the imported list archives; "
 			    "features as of the apply date") ||
-	     save(m, ctx, ds->n)))
+	     save(m, ctx, rows, ds->n)))
 		rc = cli_fail_last();
 	progress_end(&pr.line);
 	model_free(m);

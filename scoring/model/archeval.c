@@ -294,7 +294,7 @@ int archeval_run(struct buf *md, struct archds *ds,
 	return rc;
 }
 
-int archeval_train(struct pt_model **out, struct archds *ds,
+int archeval_train(struct pt_model **out, size_t *rows, struct archds *ds,
 		   const struct archeval_opts *o,
 		   void (*progress)(const char *phase, double done, void *ctx),
 		   void *progress_ctx)
@@ -314,6 +314,7 @@ int archeval_train(struct pt_model **out, struct archds *ds,
 	mp.progress = progress;
 	mp.progress_ctx = progress_ctx;
 	rc = model_train(out, ds->d, idx, n, &mp);
+	*rows = n;
 	free(idx);
 	return rc;
 }

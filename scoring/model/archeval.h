@@ -54,9 +54,10 @@ int archeval_run(struct buf *md, struct archds *ds,
 /*
  * The deployed model: the full model fitted on every row whose label is
  * final now (a known bug, or applied at least horizon before the newest
- * message), with its task "risk-archive".
+ * message), with its task "risk-archive"; *rows the rows it was fitted
+ * on.
  */
-int archeval_train(struct pt_model **out, struct archds *ds,
+int archeval_train(struct pt_model **out, size_t *rows, struct archds *ds,
 		   const struct archeval_opts *o,
 		   void (*progress)(const char *phase, double done, void *ctx),
 		   void *progress_ctx);

@@ -63,7 +63,7 @@ check "two test periods at least" \
 	sh -c "[ \$(grep -c '^| 20[0-9-]* \.\. ' '$md') -ge 2 ]"
 
 # the deployed model
-expect_out "^risk-archive model risk-archive-[0-9a-f]+: [0-9]+ applied postings, saved to $st/models/risk-archive" \
+expect_out "^risk-archive model risk-archive-[0-9a-f]+: [0-9]+ of the 900 applied postings \\(those with a final label\\), saved to $st/models/risk-archive" \
 	"$bin" --state "$st" train --archive
 check "its manifest names the task" \
 	grep -q '"task": *"risk-archive"' "$st/models/risk-archive/manifest.json"
