@@ -3,7 +3,8 @@
  * (public-inbox epochs, mbox files) into the state database through the
  * threading of scoring/lists/thread.c (scoring/lists/archive.c), recompute outcomes
  * and list labels (scoring/lists/outcome.c), and print what is stored.  The
- * sentiment word list comes from mail.sentiment-file, as for IMAP.
+ * sentiment word list comes from mail.sentiment-file, as for IMAP (the
+ * built-in conf/sentiment.txt without it).
  * Progress on a terminal (progress.c): an mbox's ETA is by its bytes.
  */
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * threading every message into the state database.  One line per message
  * on stdout: "<unix-ms> <folder> <uid> <bytes> <kind> <message-id>".  The
  * daemon (`patchtriage run`) calls the same imap_run() and
- * thread_add_mail().  mail.sentiment-file names the sentiment word list
- * (conf/sentiment.txt); without it replies get no sentiment score.
+ * thread_add_mail().  mail.sentiment-file names the sentiment word list;
+ * without it the built-in conf/sentiment.txt scores replies.
  */
 #include <limits.h>
 #include <stdlib.h>

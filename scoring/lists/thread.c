@@ -83,10 +83,16 @@ static int lexicon_load(struct thread *t, const char *path)
 	size_t i = 0, j;
 	int rc;
 
-	rc = pt_read_file(&b, path, THREAD_MAX_LEXICON);
+	if (path)
+		rc = pt_read_file(&b, path, THREAD_MAX_LEXICON);
+	else
+		rc = buf_add(&b, thread_builtin_lexicon,
+			     thread_builtin_lexicon_len);
 	if (rc) {
 		buf_free(&b);
-		return pt_error_wrap(rc, "sentiment word list '%s'", path);
+		return path ? pt_error_wrap(rc, "sentiment word list '%s'",
+					    path)
+			    : rc;
 	}
 	while (!rc && i < b.len) {
 		for (j = i; j < b.len && b.ptr[j] != '\n'; j++)
@@ -108,8 +114,7 @@ int thread_open(struct thread **out, struct db *db, const char *lexicon)
 	if (!t)
 		return PT_ENOMEM;
 	t->db = db;
-	if (lexicon)
-		rc = lexicon_load(t, lexicon);
+	rc = lexicon_load(t, lexicon);
 	if (rc) {
 		thread_free(t);
 		return rc;

@@ -366,6 +366,24 @@ static void test_text_analysis(void **state)
 	assert_true(tx.sentiment_sum == 0.0);
 }
 
+/* Without a word list named, conf/sentiment.txt as built in scores. */
+static void test_builtin_lexicon(void **state)
+{
+	struct fx *f = *state;
+	static const char txt[] = "NAK, this is wrong.\n";
+	struct thread_text tx;
+	struct thread *t;
+
+	assert_int_equal(thread_open(&t, f->db, NULL), 0);
+	thread_analyse_text(t, txt, strlen(txt), &tx);
+	assert_int_equal(tx.sentiment_words, 2); /* nak, wrong */
+	assert_true(tx.sentiment_sum < 0);
+	thread_free(t);
+	assert_non_null(strstr(thread_builtin_lexicon, "\nnak "));
+	assert_int_equal(thread_builtin_lexicon_len,
+			 strlen(thread_builtin_lexicon));
+}
+
 /* The machines a tested claim names: the most of its lines'. */
 static void test_tested_scale(void **state)
 {
@@ -494,6 +512,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_analysis, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tested_scale, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_builtin_lexicon, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_linux_pwm_2024, setup,
 						teardown),
