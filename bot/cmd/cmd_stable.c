@@ -264,6 +264,8 @@ static void *work(void *arg)
 		if (rc)
 			pool_fail(pl, i, rc);
 	}
+	if (!w->draws)
+		model_thread_done();
 	return NULL;
 }
 

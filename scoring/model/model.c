@@ -279,7 +279,11 @@ static int xgb_row(DMatrixHandle *dm, const struct pt_model *m,
  * cgroup's CPU quota from /sys (GenericParameter): 13% of a patch's
  * scoring time on DPDK.  The margins are predicted in place through one
  * proxy per thread (the models are shared between threads, a proxy is
- * not), freed when the thread ends.
+ * not).  A thread that predicted frees its proxy with model_thread_done()
+ * before it ends: freeing it from the key's destructor would call into
+ * XGBoost after glibc ran the thread's C++ thread_local destructors, and
+ * the thread_local XGBoost then makes is never freed.  The key's
+ * destructor stays as the last resort for a thread that forgot.
  */
 static pthread_key_t proxy_key;
 static pthread_once_t proxy_once = PTHREAD_ONCE_INIT;
@@ -293,6 +297,18 @@ static void proxy_key_init(void)
 {
 	if (pthread_key_create(&proxy_key, proxy_free))
 		abort();
+}
+
+void model_thread_done(void)
+{
+	DMatrixHandle p;
+
+	pthread_once(&proxy_once, proxy_key_init);
+	p = pthread_getspecific(proxy_key);
+	if (p) {
+		pthread_setspecific(proxy_key, NULL);
+		XGDMatrixFree(p);
+	}
 }
 
 static DMatrixHandle thread_proxy(void)

@@ -141,7 +141,14 @@ int model_set_metric(struct pt_model *m, const char *name, double value);
 int model_set_note(struct pt_model *m, const char *name, const char *value);
 const char *model_note(const struct pt_model *m, const char *name);
 
+/*
+ * Free what the calling thread keeps for predicting.  A thread other
+ * than main that predicted calls it before it returns.
+ */
+void model_thread_done(void);
+
 /* Calibrated probability of one row; tab has model_ntab() values. */
+
 int model_predict(double *p, const struct pt_model *m, const float *tab,
 		  const struct model_sparse *sp, size_t nsp);
 /* Probabilities of rows idx[0..n) of d (same feature spec). */
