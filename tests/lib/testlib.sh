@@ -48,7 +48,7 @@ expect_err() { # REGEX CMD...
 
 pt_tmpdir() { # make a temporary folder removed at exit
 	PT_TMP=$(mktemp -d /tmp/pt-test.XXXXXX)
-	trap 'rm -rf "$PT_TMP"' EXIT
+	[ -n "${PT_KEEP:-}" ] || trap 'rm -rf "$PT_TMP"' EXIT
 }
 
 finish() {
