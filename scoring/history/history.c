@@ -218,6 +218,27 @@ static int count_commits(size_t *out, struct db *db, int64_t repo_id)
 	return rc;
 }
 
+/*
+ * How the diff threads open the repository.  A path that is the git
+ * directory itself (a mirror, "repo.git") is bare to git, whatever its
+ * config says or lacks; libgit2 without core.bare takes its parent for a
+ * work tree and, for every blob diff, stats .gitattributes files in
+ * every folder of the path there.  Such a path is opened bare, which
+ * reads the attributes git would (info/attributes, system, global); a
+ * work tree is opened as one.
+ */
+static unsigned worker_open_flags(git_repository *repo, const char *path)
+{
+	const char *gd = git_repository_path(repo);
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (!strncmp(gd, path, n) && (!gd[n] || !strcmp(gd + n, "/")))
+		return GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE;
+	return GIT_REPOSITORY_OPEN_NO_SEARCH;
+}
+
 static unsigned nthreads(const struct mine_opts *o)
 {
 	long n = o->threads ? (long)o->threads : sysconf(_SC_NPROCESSORS_ONLN);
@@ -331,6 +352,7 @@ int mine_run(struct mine_result *res, struct db *db, const struct mine_opts *o)
 	}
 	m->opts = o;
 	m->lconf = lc;
+	m->open_flags = worker_open_flags(repo, o->repo);
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_cond_init(&m->ready, NULL);
 	pthread_cond_init(&m->space, NULL);

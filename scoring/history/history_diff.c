@@ -56,35 +56,76 @@ static unsigned count_lines(const char *s, size_t n)
 	return lines;
 }
 
-/* Only comments/blank lines changed, or only whitespace. */
-static int patch_nocode(git_patch *patch, const char *path)
+/*
+ * What one file's diff says, gathered from libgit2's line callback as the
+ * diff runs (no git_patch: it would store every line first): the
+ * numstat, hashes of the added and removed text without whitespace, and
+ * whether every changed line is a comment or blank.
+ */
+struct fstat {
+	size_t add, del;
+	uint64_t hadd, hdel;
+	int hash, comments, binary;
+};
+
+static int fstat_file(const git_diff_delta *d, float progress, void *arg)
 {
-	uint64_t hadd = FNV_INIT, hdel = hadd;
-	size_t h, l, nh = git_patch_num_hunks(patch);
-	int hash = labels_hash_comments(path), comments = 1;
-	const git_diff_line *line;
+	struct fstat *s = arg;
 
-	for (h = 0; h < nh; h++) {
-		size_t nl = (size_t)git_patch_num_lines_in_hunk(patch, h);
+	(void)progress;
+	s->binary = !!(d->flags & GIT_DIFF_FLAG_BINARY);
+	return 0;
+}
 
-		for (l = 0; l < nl; l++) {
-			if (git_patch_get_line_in_hunk(&line, patch, h, l))
-				return 0;
-			if (line->origin == GIT_DIFF_LINE_ADDITION)
-				hadd = fnv_nospace(hadd, line->content,
-						   line->content_len, NULL);
-			else if (line->origin == GIT_DIFF_LINE_DELETION)
-				hdel = fnv_nospace(hdel, line->content,
-						   line->content_len, NULL);
-			else
-				continue;
-			if (comments &&
-			    !labels_comment_line(line->content,
-						 line->content_len, hash))
-				comments = 0;
-		}
+static int fstat_line(const git_diff_delta *d, const git_diff_hunk *h,
+		      const git_diff_line *line, void *arg)
+{
+	struct fstat *s = arg;
+
+	(void)d;
+	(void)h;
+	if (line->origin == GIT_DIFF_LINE_ADDITION) {
+		s->add++;
+		s->hadd = fnv_nospace(s->hadd, line->content, line->content_len,
+				      NULL);
+	} else if (line->origin == GIT_DIFF_LINE_DELETION) {
+		s->del++;
+		s->hdel = fnv_nospace(s->hdel, line->content, line->content_len,
+				      NULL);
+	} else {
+		return 0;
 	}
-	return comments || hadd == hdel;
+	if (s->comments &&
+	    !labels_comment_line(line->content, line->content_len, s->hash))
+		s->comments = 0;
+	return 0;
+}
+
+/*
+ * Diff OB to NB (either may be NULL) into S.  Two blobs with the same id
+ * (an exact rename, a mode change) give libgit2 no file callback, so they
+ * go through a git_patch, which still says whether they are binary.
+ */
+static int blob_stats(struct fstat *s, const git_blob *ob, const char *opath,
+		      const git_blob *nb, const char *npath)
+{
+	git_diff_options dopts;
+	git_patch *patch = NULL;
+
+	git_diff_options_init(&dopts, GIT_DIFF_OPTIONS_VERSION);
+	dopts.context_lines = 0;
+	if (ob && nb && git_oid_equal(git_blob_id(ob), git_blob_id(nb))) {
+		if (git_patch_from_blobs(&patch, ob, opath, nb, npath, &dopts))
+			return git_fail(PT_EIO, "diffing blobs");
+		s->binary = !!(git_patch_get_delta(patch)->flags &
+			       GIT_DIFF_FLAG_BINARY);
+		git_patch_free(patch);
+		return 0;
+	}
+	if (git_diff_blobs(ob, opath, nb, npath, &dopts, fstat_file, NULL, NULL,
+			   fstat_line, s))
+		return git_fail(PT_EIO, "diffing blobs");
+	return 0;
 }
 
 static int load_blob(git_blob **out, git_repository *repo,
@@ -131,10 +172,8 @@ static int delta_stats(struct mcommit *c, git_repository *repo,
 {
 	static const char st[] = " ADMRCIUTX";
 	git_blob *ob = NULL, *nb = NULL;
-	git_patch *patch = NULL;
-	git_diff_options dopts;
 	struct mfile *f = NULL;
-	size_t add = 0, del = 0;
+	struct fstat s;
 	int missing = 0, rc;
 
 	rc = add_file(c, &f);
@@ -157,31 +196,24 @@ static int delta_stats(struct mcommit *c, git_repository *repo,
 		c->uncounted += missing;
 		goto out;
 	}
-	git_diff_options_init(&dopts, GIT_DIFF_OPTIONS_VERSION);
-	dopts.context_lines = 0;
-	rc = git_patch_from_blobs(&patch, ob, d->old_file.path, nb,
-				  d->new_file.path, &dopts);
-	if (rc) {
-		rc = git_fail(PT_EIO, "diffing blobs");
+	memset(&s, 0, sizeof(s));
+	s.hadd = s.hdel = FNV_INIT;
+	s.hash = labels_hash_comments(f->path);
+	s.comments = 1;
+	rc = blob_stats(&s, ob, d->old_file.path, nb, d->new_file.path);
+	if (rc)
 		goto out;
-	}
-	if (git_patch_get_delta(patch)->flags & GIT_DIFF_FLAG_BINARY) {
-		f->binary = 1;
-	} else {
-		git_patch_line_stats(NULL, &add, &del, patch);
-		if (ob)
-			f->old_lines =
-				count_lines(git_blob_rawcontent(ob),
-					    (size_t)git_blob_rawsize(ob));
-	}
-	f->added = (unsigned)add;
-	f->removed = (unsigned)del;
+	f->binary = (unsigned)s.binary;
+	if (!f->binary && ob)
+		f->old_lines = count_lines(git_blob_rawcontent(ob),
+					   (size_t)git_blob_rawsize(ob));
+	f->added = f->binary ? 0 : (unsigned)s.add;
+	f->removed = f->binary ? 0 : (unsigned)s.del;
 	f->doc_only = labels_doc_path(lc, f->path) ||
-		      (!f->binary && patch_nocode(patch, f->path));
+		      (!f->binary && (s.comments || s.hadd == s.hdel));
 	c->added += f->added;
 	c->removed += f->removed;
 out:
-	git_patch_free(patch);
 	git_blob_free(ob);
 	git_blob_free(nb);
 	return rc;
@@ -575,8 +607,8 @@ void *mine_worker_main(void *arg)
 	git_repository *repo = NULL;
 	int open_rc;
 
-	open_rc = git_repository_open_ext(&repo, m->opts->repo,
-					  GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	open_rc = git_repository_open_ext(&repo, m->opts->repo, m->open_flags,
+					  NULL);
 	for (;;) {
 		struct mcommit *c;
 		size_t i;

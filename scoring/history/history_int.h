@@ -52,6 +52,7 @@ struct mcommit {
 struct miner {
 	const struct mine_opts *opts;
 	const struct labels_conf *lconf;
+	unsigned open_flags; /* the workers' git_repository_open_ext() */
 	git_oid *ids;
 	size_t nids;
 	struct mcommit ring[RING];
