@@ -429,6 +429,36 @@ static void test_cycle_stats(void **state)
 	cycle_stats_clear(&s);
 }
 
+/*
+ * A mirror whose folder holds no config (no core.bare), as a fetched
+ * snapshot does: git takes it for a bare repository and reads no
+ * .gitattributes from the folder above it; libgit2, left alone, takes
+ * that folder for the work tree.  A "* binary" there must not make every
+ * file binary: the numstat is the same as the work tree clone's.
+ */
+static void test_mirror_attributes(void **state)
+{
+	struct fx *f = *state, m;
+	char path[160];
+	const char *sql = "SELECT sum(added) * 1000 + sum(removed) + "
+			  "1000000 * sum(binary) FROM commit_files";
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.repo, sizeof(m.repo), "%s/m/mirror", f->dir);
+	assert_int_equal(run("mkdir -p %s && cp -R %s/.git/. %s && "
+			     "rm %s/config && echo '* binary' > %s/m/"
+			     ".gitattributes",
+			     m.repo, f->repo, m.repo, m.repo, f->dir),
+			 0);
+	snprintf(path, sizeof(path), "%s/m/state.db", f->dir);
+	assert_int_equal(db_open(&m.db, path, &scoring_db_owners), 0);
+	assert_int_equal(mine(&m), 0);
+	assert_int_equal(m.res.commits, 16);
+	assert_true(q_int(f, sql, NULL) > 0);
+	assert_int_equal(q_int(&m, sql, NULL), q_int(f, sql, NULL));
+	db_close(m.db);
+}
+
 static void test_incremental(void **state)
 {
 	struct fx *f = *state;
@@ -567,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_reviews),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_cycle_stats),
+		cmocka_unit_test(test_mirror_attributes),
 		cmocka_unit_test(test_incremental),
 	};
 	const struct CMUnitTest pure[] = {
