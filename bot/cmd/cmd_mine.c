@@ -5,6 +5,9 @@
  */
 #include <limits.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +131,23 @@ static void print_result(const struct mine_result *r, const char *repo)
 	printf("bugs:        %zu commits labelled bug-introducing\n", r->bugs);
 }
 
+/*
+ * Every file diff reads two blobs into fresh buffers.  glibc serves
+ * ones above 128 KiB (its threshold grows only as such blocks are freed)
+ * with mmap and gives freed memory at the top of a heap back at once, so
+ * the next blob faults in zeroed pages again: 5.7% of mining's samples
+ * on rdma-core.  Keep blocks up to 4 MiB on the heaps and up to 8 MiB
+ * free at a heap's top: on DPDK, sys time 5.6 -> 4.1 s and the same
+ * peak RSS (16 and 32 MiB raised it by 40 MiB).
+ */
+static void tune_malloc(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+#endif
+}
+
 int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct mine_args a;
@@ -147,6 +167,7 @@ int cmd_mine(int argc, char **argv, struct cli_ctx *ctx)
 		rc = cli_fail_last();
 		goto out;
 	}
+	tune_malloc();
 	progress_init(&pr.line, ctx);
 	pr.verbose = ctx->verbose;
 	a.o.progress = show_progress;
