@@ -335,6 +335,14 @@ int mine_run(struct mine_result *res, struct db *db, const struct mine_opts *o)
 	 */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(32 << 20));
+	/*
+	 * libgit2 maps packs in 1 GiB windows, up to 8 GiB, so all of a pack
+	 * read stays mapped and counts in the peak RSS (DPDK's 167 MB pack:
+	 * 187 of 363 MiB).  32 MiB windows, at most 128 MiB mapped: 243 MiB,
+	 * for 3 s more sys time on DPDK.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)(32 << 20));
+	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)(128 << 20));
 	if (git_repository_open_ext(&repo, o->repo,
 				    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		rc = git_fail(PT_ENOTFOUND, o->repo);
