@@ -168,6 +168,8 @@ static int conf_mail(struct run_conf *c)
 		c->have_smtp = !rc;
 		if (!rc)
 			log_register_secret(c->smtp.password);
+		if (!rc) /* a pass's replies on one connection */
+			rc = smtp_keep_open(&c->smtp);
 	}
 	free(url);
 	return rc;
@@ -709,6 +711,8 @@ int run_loop(struct run *r, int (*stop)(void))
 			rc = act_release(&r->act);
 		if (!rc)
 			rc = act_flush(&r->act);
+		if (r->c.have_smtp)
+			smtp_close(&r->c.smtp); /* idle until the next pass */
 		if (!rc)
 			rc = mark_pass(r);
 		if (!rc && r->o.once)

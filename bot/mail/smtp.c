@@ -3,7 +3,9 @@
  * protocol, TLS and dot-stuffing; this file maps our options onto it and
  * curl's errors onto ours, telling apart failures before the message was
  * handed over or a 4yz answer to its end (retry is safe) from those
- * after it with no answer (it may have gone out).
+ * after it with no answer (it may have gone out).  A kept connection is
+ * a curl handle whose connection cache holds it; it is dropped after
+ * any failure, so that the next message starts on a clean session.
  */
 #include "bot/mail/smtp.h"
 
@@ -12,8 +14,15 @@
 #include <string.h>
 #include <strings.h>
 
+/* The connection kept between sends (smtp_keep_open()). */
+struct smtp_conn {
+	CURL *h; /* NULL: none open */
+};
+
 void smtp_opts_clear(struct smtp_opts *o)
 {
+	smtp_close(o);
+	free(o->conn);
 	free(o->url);
 	free(o->ca_file);
 	free(o->user);
@@ -206,57 +215,52 @@ static int trace_cb(CURL *h, curl_infotype type, char *data, size_t size,
 	return 0;
 }
 
-int smtp_send_ex(const struct smtp_opts *o, const char *from,
-		 char *const *rcpts, const char *msg, size_t len,
-		 smtp_data_cb on_data, void *ctx, char **refused)
+int smtp_keep_open(struct smtp_opts *o)
 {
-	char err[CURL_ERROR_SIZE] = "";
-	struct rcpt_trace tr = { "", 0, BUF_INIT };
-	struct curl_slist *to = NULL, *t;
-	struct upload u = { msg, len, 0, on_data, ctx, 0 };
-	struct buf mf = BUF_INIT;
-	CURL *h;
-	CURLcode c;
-	size_t i;
-	int rc = 0;
+	if (o->conn)
+		return 0;
+	o->conn = pt_calloc(1, sizeof(*o->conn));
+	return o->conn ? 0 : PT_ENOMEM;
+}
 
-	if (refused)
-		*refused = NULL;
-	h = curl_easy_init();
-	if (!h)
-		return pt_error_set(PT_ENOMEM, "smtp: cannot start curl");
-	for (i = 0; rcpts[i] && !rc; i++) {
-		t = curl_slist_append(to, rcpts[i]);
+void smtp_close(struct smtp_opts *o)
+{
+	if (!o->conn || !o->conn->h)
+		return;
+	curl_easy_cleanup(o->conn->h); /* QUIT on the open connection */
+	o->conn->h = NULL;
+}
+
+struct envelope {
+	struct curl_slist *to;
+	struct buf from;
+};
+
+static void envelope_clear(struct envelope *e)
+{
+	curl_slist_free_all(e->to);
+	buf_free(&e->from);
+}
+
+static int envelope_init(struct envelope *e, const char *from,
+			 char *const *rcpts)
+{
+	struct curl_slist *t;
+	size_t i;
+
+	e->to = NULL;
+	buf_init(&e->from, 0);
+	for (i = 0; rcpts[i]; i++) {
+		t = curl_slist_append(e->to, rcpts[i]);
 		if (!t)
-			rc = PT_ENOMEM;
-		else
-			to = t;
+			return PT_ENOMEM;
+		e->to = t;
 	}
-	if (!rc)
-		rc = buf_addf(&mf, "<%s>", from);
-	if (rc)
-		goto out;
-	curl_easy_setopt(h, CURLOPT_URL, o->url);
-	curl_easy_setopt(h, CURLOPT_MAIL_FROM, mf.ptr);
-	curl_easy_setopt(h, CURLOPT_MAIL_RCPT, to);
-	/*
-	 * One address the relay refuses (a maintainer who left) must not
-	 * cost everyone else the message: curl goes on with the accepted
-	 * ones and fails only when none is.
-	 */
-#if LIBCURL_VERSION_NUM >= 0x080200
-	curl_easy_setopt(h, CURLOPT_MAIL_RCPT_ALLOWFAILS, 1L);
-#else
-	curl_easy_setopt(h, CURLOPT_MAIL_RCPT_ALLLOWFAILS, 1L);
-#endif
-	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
-	curl_easy_setopt(h, CURLOPT_READDATA, &u);
-	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, o->timeout > 0 ? o->timeout : 60);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+	return buf_addf(&e->from, "<%s>", from);
+}
+
+static void set_tls(CURL *h, const struct smtp_opts *o)
+{
 	if (!strncmp(o->url, "smtp://", 7))
 		curl_easy_setopt(h, CURLOPT_USE_SSL,
 				 o->starttls ? (long)CURLUSESSL_ALL
@@ -273,20 +277,127 @@ int smtp_send_ex(const struct smtp_opts *o, const char *from,
 		curl_easy_setopt(h, CURLOPT_PASSWORD,
 				 o->password ? o->password : "");
 	}
-	if (refused) {
+}
+
+static void set_options(CURL *h, const struct smtp_opts *o,
+			const struct envelope *e, struct upload *u, size_t len,
+			char *err, struct rcpt_trace *tr)
+{
+	curl_easy_setopt(h, CURLOPT_URL, o->url);
+	curl_easy_setopt(h, CURLOPT_MAIL_FROM, e->from.ptr);
+	curl_easy_setopt(h, CURLOPT_MAIL_RCPT, e->to);
+	/*
+	 * One address the relay refuses (a maintainer who left) must not
+	 * cost everyone else the message: curl goes on with the accepted
+	 * ones and fails only when none is.
+	 */
+#if LIBCURL_VERSION_NUM >= 0x080200
+	curl_easy_setopt(h, CURLOPT_MAIL_RCPT_ALLOWFAILS, 1L);
+#else
+	curl_easy_setopt(h, CURLOPT_MAIL_RCPT_ALLLOWFAILS, 1L);
+#endif
+	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
+	curl_easy_setopt(h, CURLOPT_READDATA, u);
+	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, o->timeout > 0 ? o->timeout : 60);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+	set_tls(h, o);
+	if (tr) {
 		curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, trace_cb);
-		curl_easy_setopt(h, CURLOPT_DEBUGDATA, &tr);
+		curl_easy_setopt(h, CURLOPT_DEBUGDATA, tr);
 		curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
 	}
-	c = curl_easy_perform(h);
-	if (c != CURLE_OK)
+}
+
+/* The kept connection's handle (reset), or a handle for one message. */
+static CURL *take_handle(const struct smtp_opts *o)
+{
+	if (!o->conn)
+		return curl_easy_init();
+	if (!o->conn->h)
+		o->conn->h = curl_easy_init();
+	else
+		curl_easy_reset(o->conn->h); /* keeps the connection */
+	return o->conn->h;
+}
+
+/*
+ * After a send: a kept handle forgets this message's options (they
+ * point into the caller's stack) and keeps its connection when the
+ * send succeeded; any other handle, and any failed one, is closed.
+ */
+static void give_back(const struct smtp_opts *o, CURL *h, CURLcode c)
+{
+	if (o->conn && c == CURLE_OK) {
+		curl_easy_reset(h);
+		return;
+	}
+	curl_easy_cleanup(h);
+	if (o->conn)
+		o->conn->h = NULL;
+}
+
+/*
+ * A kept connection the server closed since the last message: the send
+ * failed in transport, on a connection not opened for it, before the
+ * message started.  Nothing was handed over; a new connection may go.
+ */
+static int stale_conn(const struct smtp_opts *o, CURL *h, CURLcode c,
+		      const struct upload *u)
+{
+	long fresh = 1;
+
+	if (!o->conn || u->started ||
+	    (c != CURLE_SEND_ERROR && c != CURLE_RECV_ERROR &&
+	     c != CURLE_GOT_NOTHING))
+		return 0;
+	return curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &fresh) ==
+		       CURLE_OK &&
+	       fresh == 0;
+}
+
+int smtp_send_ex(const struct smtp_opts *o, const char *from,
+		 char *const *rcpts, const char *msg, size_t len,
+		 smtp_data_cb on_data, void *ctx, char **refused)
+{
+	char err[CURL_ERROR_SIZE] = "";
+	struct rcpt_trace tr = { "", 0, BUF_INIT };
+	struct upload u = { msg, len, 0, on_data, ctx, 0 };
+	struct envelope e;
+	CURL *h = NULL;
+	CURLcode c = CURLE_OK;
+	int rc, attempt;
+
+	if (refused)
+		*refused = NULL;
+	rc = envelope_init(&e, from, rcpts);
+	for (attempt = 1; !rc; attempt++) {
+		h = take_handle(o);
+		if (!h) {
+			rc = pt_error_set(PT_ENOMEM, "smtp: cannot start curl");
+			break;
+		}
+		u = (struct upload){ msg, len, 0, on_data, ctx, 0 };
+		tr.pending = 0;
+		buf_reset(&tr.refused);
+		err[0] = '\0';
+		set_options(h, o, &e, &u, len, err, refused ? &tr : NULL);
+		c = curl_easy_perform(h);
+		if (c == CURLE_OK || attempt > 1 || !stale_conn(o, h, c, &u))
+			break;
+		give_back(o, h, c); /* and once more on a new connection */
+		h = NULL;
+	}
+	if (!rc && c != CURLE_OK)
 		rc = map_error(h, c, &u, o->url, err);
 	if (refused && tr.refused.len)
 		*refused = buf_detach(&tr.refused, NULL);
-out:
-	curl_slist_free_all(to);
-	curl_easy_cleanup(h);
-	buf_free(&mf);
+	if (h)
+		give_back(o, h, c);
+	envelope_clear(&e);
 	buf_free(&tr.refused);
 	return rc;
 }

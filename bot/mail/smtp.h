@@ -3,8 +3,10 @@
  * STARTTLS required (unless smtp.starttls = false), or smtps://; the
  * certificate verified against smtp.ca-file or the system store (off
  * only with smtp.ssl-verify = false); AUTH when smtp.user is set, the
- * password read with config_read_secret().  It does not build messages
- * (reply.c does) and does not decide whether to send (policy.c does).
+ * password read with config_read_secret().  After smtp_keep_open() the
+ * sends share one connection until smtp_close() (a loop's pass), a new
+ * one after any failure.  It does not build messages (reply.c does) and
+ * does not decide whether to send (policy.c does).
  */
 #ifndef PT_SMTP_H
 #define PT_SMTP_H
@@ -21,11 +23,23 @@ struct smtp_opts {
 	char *ca_file;
 	char *user; /* NULL: no AUTH */
 	char *password;
-	long timeout; /* seconds */
+	long timeout;		/* seconds */
+	struct smtp_conn *conn; /* NULL: a connection a message */
 };
 
 int smtp_opts_from_config(struct smtp_opts *o, struct config *cfg);
 void smtp_opts_clear(struct smtp_opts *o);
+
+/*
+ * From now on the messages sent with o share one connection (opened at
+ * the first send, dropped and opened again after a failed one), until
+ * smtp_close(); smtp_opts_clear() closes it too.  A send on a kept
+ * connection the server has closed meanwhile (cut before the message
+ * started) is tried once more on a new one.
+ */
+int smtp_keep_open(struct smtp_opts *o);
+/* QUIT and close the kept connection, if any; sends go on opening one. */
+void smtp_close(struct smtp_opts *o);
 
 /*
  * Send msg (CRLF line ends) from the envelope sender to rcpts

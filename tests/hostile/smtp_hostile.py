@@ -18,6 +18,9 @@ empty file means "none"), so one server serves every case of a test:
   dot4 dot5   take the whole message, answer the final dot 451 / 554
   dotdrop     take the whole message and close without an answer
   drip        behave, but send each answer a few bytes at a time, slowly
+  maildrop    take one message a connection; close the connection
+              without a word at the next MAIL FROM (a client that keeps
+              its connection finds it gone mid-pass)
 
 Messages accepted (250 to the dot) are stored one a file in DIR/new
 (Maildir-like); the envelope goes to DIR/envelope/<name>.  Every command
@@ -113,7 +116,7 @@ class Handler(socketserver.StreamRequestHandler):
             pass
 
     def session(self, st, f):
-        mail_from, rcpts, nrcpt = None, [], 0
+        mail_from, rcpts, nrcpt, taken = None, [], 0, 0
         while True:
             line = self.readline()
             st.log(f, line[:80])
@@ -130,6 +133,8 @@ class Handler(socketserver.StreamRequestHandler):
                 else:
                     self.say("250 hostile")
             elif verb == "MAIL":
+                if f == "maildrop" and taken:
+                    return
                 if f in ("mail4", "mail5"):
                     self.say("451 4.3.0 hostile: try later" if f == "mail4"
                              else "550 5.7.1 hostile: sender refused")
@@ -165,6 +170,7 @@ class Handler(socketserver.StreamRequestHandler):
                 else:
                     name = st.store(mail_from, rcpts, data)
                     self.say("250 2.0.0 stored as %s" % name)
+                    taken += 1
                 mail_from, rcpts, nrcpt = None, [], 0
             elif verb == "RSET":
                 mail_from, rcpts, nrcpt = None, [], 0

@@ -3,7 +3,8 @@
 # SMTP server (smtp_hostile.py): no greeting, 421 greeting, refusals
 # (4yz and 5yz) at EHLO, MAIL FROM, RCPT TO (one recipient, all) and
 # DATA, 4yz / 5yz after the final dot, the connection dropped after the
-# dot, answers dripped a few bytes at a time.  Each case runs on a
+# dot, answers dripped a few bytes at a time, the connection the pass
+# keeps for its replies closed at the next MAIL FROM.  Each case runs on a
 # pristine copy of one trained state against the Patchwork stand-in and
 # asserts: bounded time and peak RSS, the exit status, an error naming
 # the SMTP URL and the problem, the outbox rows in the matching state;
@@ -55,12 +56,16 @@ pt() { bounded 60 "$tmp/out" "$tmp/err" "$PT_BIN" --state "$tmp/st" \
 # ---- the healthy baseline: the replies a pass sends -----------------
 smtp_hostile_fault none
 fresh
+conns=$(grep -c ' CONNECT$' "$HSMTP_DIR/log" 2>/dev/null)
 pt
+conns=$(($(grep -c ' CONNECT$' "$HSMTP_DIR/log") - ${conns:-0}))
 check "baseline pass exits 0 ($(tail -1 "$tmp/err"))" [ $B_RC = 0 ]
 arrived >"$tmp/want"
 nwant=$(wc -l <"$tmp/want")
 check "baseline sends replies ($nwant)" [ "$nwant" -ge 3 ]
 check "baseline sends each once" [ -z "$(awk '$2 != 1' "$tmp/want")" ]
+check "baseline: the pass's $nwant replies on one connection ($conns)" \
+	[ "$conns" = 1 ]
 awk '{print $1}' "$tmp/want" >"$tmp/want.ids"
 
 # case FAULT RC ERROR-REGEX STATE: STATE is what the reply rows are in
@@ -129,6 +134,8 @@ case_smtp dot4 1 'answered 451 to the end of the message \(not accepted, to be t
 case_smtp dot5 1 'answered 554 to the end of the message \(refused for good, not tried again\)' failed
 case_smtp dotdrop 1 'may have been sent' failed
 case_smtp drip 0 'replies: [1-9][0-9]* sent' sent
+# a connection a reply: each cut at the next one's MAIL FROM, tried anew
+case_smtp maildrop 0 'replies: [1-9][0-9]* sent' sent
 sed -i 's|timeout = 5|timeout = 1|' "$tmp/config"
 case_smtp silent 1 'timed out' intended
 echo "test_smtp_hostile: $(($(date +%s) - t_start)) s"
