@@ -48,79 +48,231 @@ static void act_failed(struct act_stats *st, char *msg, size_t size,
 #define POST_SENDING 1u /* the row is already 'sending' */
 #define POST_KNOWN 2u	/* no check of this text can be on the server */
 
-/* Post the check an outbox row describes and record the outcome. */
-static int post_row(struct act *a, int64_t id, const char *payload,
-		    unsigned flags)
+/* An outbox row's check, its strings in j. */
+struct row {
+	int64_t id;
+	json_t *j;
+	const char *project, *state, *context, *desc;
+	json_int_t patch;
+};
+
+/* The check of row id (j owned by *c, also on failure). */
+static int row_parse(struct act *a, int64_t id, const char *payload,
+		     struct row *c)
 {
-	const char *project = NULL, *state = NULL, *context = NULL;
-	const char *desc = NULL;
-	json_int_t patch = 0;
 	json_error_t jerr;
-	json_t *j = json_loads(payload, 0, &jerr);
-	char ref[32];
-	int64_t cid = 0;
-	int posted = 0, rc;
 
-	if (!j || json_unpack(j, "{s:s, s:I, s:s, s:s, s:s}", "project",
-			      &project, "patch", &patch, "state", &state,
-			      "context", &context, "description", &desc)) {
-		json_decref(j);
-		store_outbox_set(a->db, id, OUTBOX_FAILED, NULL,
-				 "unreadable outbox payload");
-		return pt_error_set(PT_EINVAL,
-				    "outbox check %lld: unreadable "
-				    "payload",
-				    (long long)id);
-	}
-	if (a->dry_run) {
-		struct buf b = BUF_INIT;
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	c->j = json_loads(payload, 0, &jerr);
+	if (c->j &&
+	    !json_unpack(c->j, "{s:s, s:I, s:s, s:s, s:s}", "project",
+			 &c->project, "patch", &c->patch, "state", &c->state,
+			 "context", &c->context, "description", &c->desc))
+		return 0;
+	store_outbox_set(a->db, id, OUTBOX_FAILED, NULL,
+			 "unreadable outbox payload");
+	return pt_error_set(PT_EINVAL, "outbox check %lld: unreadable payload",
+			    (long long)id);
+}
 
-		rc = buf_addf(&b, "%s patch %lld: %s %s: %s", project,
-			      (long long)patch, context, state, desc);
-		if (!rc)
-			report(a, "check", b.ptr);
-		buf_free(&b);
-		if (!rc)
-			rc = store_outbox_set(a->db, id, OUTBOX_SENT, "dry-run",
-					      NULL);
-		json_decref(j);
-		return rc;
-	}
-	rc = 0;
-	if (!(flags & POST_SENDING))
-		rc = store_outbox_set(a->db, id, OUTBOX_SENDING, NULL, NULL);
-	if (!rc && (flags & POST_KNOWN))
-		rc = pw_check_post_new(a->pw, patch, state, context, desc, NULL,
-				       &posted, &cid);
-	else if (!rc)
-		rc = pw_check_post(a->pw, patch, state, context, desc, NULL,
-				   &posted, &cid);
-	if (!rc) {
+static int row_dry(struct act *a, const struct row *c)
+{
+	struct buf b = BUF_INIT;
+	int rc;
+
+	rc = buf_addf(&b, "%s patch %lld: %s %s: %s", c->project,
+		      (long long)c->patch, c->context, c->state, c->desc);
+	if (!rc)
+		report(a, "check", b.ptr);
+	buf_free(&b);
+	if (!rc)
+		rc = store_outbox_set(a->db, c->id, OUTBOX_SENT, "dry-run",
+				      NULL);
+	return rc;
+}
+
+/* Record the post's outcome (prc, its message set when not 0). */
+static int row_outcome(struct act *a, const struct row *c, int prc, int posted,
+		       int64_t cid)
+{
+	char ref[32], *err;
+	int rc;
+
+	if (!prc) {
 		/* found on the server: not sent by this state (status) */
 		snprintf(ref, sizeof(ref), "%lld", (long long)cid);
-		rc = store_outbox_set(a->db, id,
+		rc = store_outbox_set(a->db, c->id,
 				      posted ? OUTBOX_SENT : OUTBOX_SKIPPED,
 				      ref, NULL);
 		if (posted)
 			a->st.checks_posted++;
 		else
 			a->st.checks_reconciled++;
-		log_info("check %s on %s patch %lld: %s (%s)", context, project,
-			 (long long)patch, state,
+		log_info("check %s on %s patch %lld: %s (%s)", c->context,
+			 c->project, (long long)c->patch, c->state,
 			 posted ? "posted" : "already on the server");
-	} else {
-		char *err = pt_strdup(pt_error_last());
-
-		act_failed(&a->st, a->st.check_error, sizeof(a->st.check_error),
-			   &a->st.checks_failed);
-		log_warn("check %s on %s patch %lld not posted: %s", context,
-			 project, (long long)patch, err ? err : "?");
-		store_outbox_set(a->db, id, OUTBOX_INTENDED, NULL, err);
-		free(err);
-		rc = 0; /* stays intended: act_flush() posts it later */
+		return rc;
 	}
-	json_decref(j);
+	err = pt_strdup(pt_error_last());
+	act_failed(&a->st, a->st.check_error, sizeof(a->st.check_error),
+		   &a->st.checks_failed);
+	log_warn("check %s on %s patch %lld not posted: %s", c->context,
+		 c->project, (long long)c->patch, err ? err : "?");
+	store_outbox_set(a->db, c->id, OUTBOX_INTENDED, NULL, err);
+	free(err);
+	return 0; /* stays intended: act_flush() posts it later */
+}
+
+/* Post the check of c (flags: POST_KNOWN) and record the outcome. */
+static int post_one(struct act *a, const struct row *c, unsigned flags)
+{
+	int64_t cid = 0;
+	int posted = 0, rc;
+
+	if (flags & POST_KNOWN)
+		rc = pw_check_post_new(a->pw, c->patch, c->state, c->context,
+				       c->desc, NULL, &posted, &cid);
+	else
+		rc = pw_check_post(a->pw, c->patch, c->state, c->context,
+				   c->desc, NULL, &posted, &cid);
+	return row_outcome(a, c, rc, posted, cid);
+}
+
+/* Post the check an outbox row describes and record the outcome. */
+static int post_row(struct act *a, int64_t id, const char *payload,
+		    unsigned flags)
+{
+	struct row c;
+	int rc;
+
+	rc = row_parse(a, id, payload, &c);
+	if (!rc && a->dry_run)
+		rc = row_dry(a, &c);
+	else if (!rc && !(flags & POST_SENDING))
+		rc = store_outbox_set(a->db, id, OUTBOX_SENDING, NULL, NULL);
+	if (!rc && !a->dry_run)
+		rc = post_one(a, &c, flags);
+	json_decref(c.j);
 	return rc;
+}
+
+/* ---- checks posted at once ----------------------------------------- */
+
+/* A check recorded, its post waiting for act_post_checks(). */
+struct act_pending {
+	struct row c;
+	unsigned flags;
+	char *key; /* dedupe key without the revision: patch and context */
+};
+
+static void pending_clear(struct act_pending *p)
+{
+	json_decref(p->c.j);
+	free(p->key);
+}
+
+void act_clear(struct act *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->npend; i++)
+		pending_clear(&a->pend[i]);
+	free(a->pend);
+	a->pend = NULL;
+	a->npend = a->cappend = 0;
+}
+
+struct posting {
+	struct act *a;
+	struct pw_check_job *jobs;
+};
+
+static int job_done(void *ctx, struct pw_check_job *job, int rc)
+{
+	struct posting *p = ctx;
+
+	return row_outcome(p->a, &p->a->pend[job - p->jobs].c, rc, job->posted,
+			   job->check_id);
+}
+
+int act_post_checks(struct act *a)
+{
+	struct posting p = { a, NULL };
+	size_t i;
+	int rc = 0;
+
+	if (a->npend == 1)
+		rc = post_one(a, &a->pend[0].c, a->pend[0].flags);
+	else if (a->npend)
+		p.jobs = pt_calloc(a->npend, sizeof(*p.jobs));
+	if (a->npend > 1 && !p.jobs)
+		rc = PT_ENOMEM;
+	for (i = 0; p.jobs && i < a->npend; i++) {
+		p.jobs[i].patch_id = a->pend[i].c.patch;
+		p.jobs[i].state = a->pend[i].c.state;
+		p.jobs[i].context = a->pend[i].c.context;
+		p.jobs[i].description = a->pend[i].c.desc;
+		p.jobs[i].read_first = !(a->pend[i].flags & POST_KNOWN);
+	}
+	if (p.jobs)
+		rc = pw_checks_post_many(a->pw, p.jobs, a->npend, job_done, &p);
+	free(p.jobs);
+	act_clear(a);
+	return rc;
+}
+
+/* dedupe without its last "/REV" (fresh). */
+static char *pending_key(const char *dedupe)
+{
+	const char *slash = strrchr(dedupe, '/');
+
+	return pt_strndup(dedupe,
+			  slash ? (size_t)(slash - dedupe) : strlen(dedupe));
+}
+
+/*
+ * Leave the post of row id for act_post_checks(); those waiting go
+ * first when one is of the same patch and context (the newest must
+ * land last) or HTTP_MANY_WIDTH wait already.
+ */
+static int defer_row(struct act *a, int64_t id, const char *payload,
+		     unsigned flags, const char *dedupe)
+{
+	struct act_pending *p, one = { { 0, NULL, NULL, NULL, NULL, NULL, 0 },
+				       flags | POST_SENDING,
+				       NULL };
+	size_t i;
+	int rc;
+
+	rc = row_parse(a, id, payload, &one.c);
+	if (!rc) {
+		one.key = pending_key(dedupe);
+		rc = one.key ? 0 : PT_ENOMEM;
+	}
+	for (i = 0; !rc && i < a->npend; i++)
+		if (!strcmp(a->pend[i].key, one.key))
+			break;
+	if (!rc && (i < a->npend || a->npend >= HTTP_MANY_WIDTH))
+		rc = act_post_checks(a);
+	if (!rc && a->npend == a->cappend) {
+		size_t cap = a->cappend ? a->cappend * 2 : HTTP_MANY_WIDTH;
+
+		p = realloc(a->pend, cap * sizeof(*p));
+		rc = p ? 0 : PT_ENOMEM;
+		if (p) {
+			a->pend = p;
+			a->cappend = cap;
+		}
+	}
+	if (!rc && !(flags & POST_SENDING))
+		rc = store_outbox_set(a->db, id, OUTBOX_SENDING, NULL, NULL);
+	if (rc) {
+		pending_clear(&one);
+		return rc;
+	}
+	a->pend[a->npend++] = one;
+	return 0;
 }
 
 static int check_payload(char **out, const char *project, int64_t patch_id,
@@ -302,9 +454,12 @@ int act_check(struct act *a, const struct policy_subsys *s, const char *project,
 			 "server as %s)",
 			 context, project, (long long)patch_id, state, same);
 	} else if (!rc && post) {
-		rc = post_row(a, id, payload,
-			      (initial == OUTBOX_SENDING ? POST_SENDING : 0) |
-				      (known ? POST_KNOWN : 0));
+		unsigned fl = (initial == OUTBOX_SENDING ? POST_SENDING : 0) |
+			      (known ? POST_KNOWN : 0);
+
+		rc = a->defer && !a->dry_run
+			     ? defer_row(a, id, payload, fl, dedupe.ptr)
+			     : post_row(a, id, payload, fl);
 	}
 out:
 	free(same);
@@ -561,8 +716,7 @@ static int flush_row(struct act *a, const struct outbox_row *r)
 	int rc;
 
 	if (!strcmp(r->kind, "check"))
-		return a->pw || a->dry_run ? post_row(a, r->id, r->payload, 0)
-					   : 0;
+		return 0; /* flush_checks() */
 	if (strncmp(r->kind, "reply-", 6) || r->state != OUTBOX_INTENDED ||
 	    !a->smtp || a->dry_run)
 		return 0; /* a reply left 'sending' may have gone: never again */
@@ -578,6 +732,30 @@ static int flush_row(struct act *a, const struct outbox_row *r)
 			 pt_error_last());
 	}
 	return 0;
+}
+
+/* The checks of p, posted with Patchwork's dedupe, at once. */
+static int flush_checks(struct act *a, const struct pending *p)
+{
+	size_t i;
+	int rc = 0;
+
+	if (!a->pw && !a->dry_run)
+		return 0;
+	for (i = 0; !rc && i < p->n; i++) {
+		if (strcmp(p->rows[i].kind, "check"))
+			continue;
+		if (a->dry_run)
+			rc = post_row(a, p->rows[i].id, p->rows[i].payload, 0);
+		else
+			rc = defer_row(a, p->rows[i].id, p->rows[i].payload, 0,
+				       p->rows[i].dedupe_key);
+	}
+	if (rc) {
+		act_clear(a); /* left 'sending': the next flush posts them */
+		return rc;
+	}
+	return act_post_checks(a);
 }
 
 int act_release(struct act *a)
@@ -601,6 +779,8 @@ int act_flush(struct act *a)
 	rc = store_outbox_foreach(a->db, OUTBOX_INTENDED, collect, &p);
 	if (!rc)
 		rc = store_outbox_foreach(a->db, OUTBOX_SENDING, collect, &p);
+	if (!rc)
+		rc = flush_checks(a, &p);
 	for (i = 0; !rc && i < p.n; i++)
 		rc = flush_row(a, &p.rows[i]);
 	for (i = 0; i < p.n; i++)

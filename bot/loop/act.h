@@ -45,6 +45,8 @@ struct act_stats {
  */
 void act_note_auth(struct act_stats *st, int rc);
 
+struct act_pending;
+
 struct act {
 	struct db *db;
 	struct pw *pw; /* NULL: no Patchwork configured */
@@ -55,7 +57,17 @@ struct act {
 	act_report_fn report;
 	void *report_ctx;
 	struct act_stats st;
+	/*
+	 * defer: act_check() records a check and leaves its post to
+	 * act_post_checks(), which posts those waiting at once.
+	 */
+	int defer;
+	struct act_pending *pend;
+	size_t npend, cappend;
 };
+
+/* Free what a holds beside its fields (checks left waiting stay so). */
+void act_clear(struct act *a);
 
 /*
  * Set the check (context, state, description) on Patchwork patch
@@ -70,6 +82,14 @@ struct act {
 int act_check(struct act *a, const struct policy_subsys *s, const char *project,
 	      int64_t patch_id, const char *context, const char *state,
 	      const char *description);
+
+/*
+ * Post the checks act_check() left waiting (defer), up to
+ * HTTP_MANY_WIDTH at a time, each recorded as a lone post would be.
+ * Not 0 only for a database error (the rest stay 'sending', for
+ * act_flush()).
+ */
+int act_post_checks(struct act *a);
 
 /*
  * act_check, unless a check of this context was set on the patch
@@ -99,7 +119,8 @@ int act_reply(struct act *a, const char *series_key, const char *kind,
 
 /*
  * Send what the outbox holds as intended (and, for checks, sending):
- * checks are posted with Patchwork's dedupe, replies re-sent from the
+ * checks are posted with Patchwork's dedupe, at once as by
+ * act_post_checks() and before the replies, replies re-sent from the
  * stored message.  Replies left 'sending' are never sent again.
  */
 int act_flush(struct act *a);

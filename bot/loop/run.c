@@ -327,6 +327,7 @@ void run_free(struct run *r)
 	lookup_free(r->lk);
 	thread_free(r->th);
 	triage_free(r->tri);
+	act_clear(&r->act);
 	conf_clear(&r->c);
 	free(r->config_path);
 	free(r->state_dir);

@@ -861,7 +861,7 @@ static int finish_one(struct run *r, const struct store_item *it, int rc)
 	return rc == PT_EAGAIN ? defer_one(r, it) : fail_one(r, it, rc);
 }
 
-int run_drain(struct run *r, int (*stop)(void))
+static int drain(struct run *r, int (*stop)(void))
 {
 	struct store_item it;
 	size_t n, auth;
@@ -895,6 +895,22 @@ int run_drain(struct run *r, int (*stop)(void))
 			return rc;
 	}
 	return 0;
+}
+
+/*
+ * The checks of the items drained are posted HTTP_MANY_WIDTH at a time
+ * (act_post_checks()), not one by one as each item sets them: recorded
+ * 'sending' first, so that a crash leaves them to the flush.
+ */
+int run_drain(struct run *r, int (*stop)(void))
+{
+	int rc, prc;
+
+	r->act.defer = 1;
+	rc = drain(r, stop);
+	r->act.defer = 0;
+	prc = act_post_checks(&r->act);
+	return rc ? rc : prc;
 }
 
 char *run_pw_series_key(const struct pw_series *s)

@@ -21,19 +21,31 @@
 
 #include "bot/sys/daemon.h"
 
-struct http_client {
-	CURL *h;
-	struct http_opts o;
-	char *auth;	  /* "Authorization: <value>" header line */
-	size_t auth_vlen; /* length of the value part */
-	unsigned seed;
-};
-
 /* What the curl callbacks fill in for one transfer. */
 struct xfer {
 	struct http_response *r;
 	size_t max;
 	int too_big;
+};
+
+/* One transfer of http_do_many(): a handle of the client's multi. */
+struct slot {
+	CURL *h;
+	struct xfer *x; /* NULL: free */
+	struct curl_slist *hl;
+	size_t i; /* the request's index */
+	long start;
+	char err[CURL_ERROR_SIZE + 1];
+};
+
+struct http_client {
+	CURL *h;
+	CURLM *m; /* http_do_many()'s, with its own connections */
+	struct slot slots[HTTP_MANY_WIDTH];
+	struct http_opts o;
+	char *auth;	  /* "Authorization: <value>" header line */
+	size_t auth_vlen; /* length of the value part */
+	unsigned seed;
 };
 
 static void wipe_free(char *s)
@@ -171,12 +183,24 @@ nomem:
 	return PT_ENOMEM;
 }
 
+static void many_free(struct http_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < HTTP_MANY_WIDTH; i++)
+		if (c->slots[i].h)
+			curl_easy_cleanup(c->slots[i].h);
+	if (c->m)
+		curl_multi_cleanup(c->m);
+}
+
 void http_client_free(struct http_client *c)
 {
 	if (!c)
 		return;
 	if (c->h)
 		curl_easy_cleanup(c->h);
+	many_free(c);
 	wipe_free(c->auth);
 	free((char *)c->o.ca_file);
 	free(c);
@@ -360,16 +384,63 @@ static int on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
 	return daemon_should_stop() ? 1 : 0;
 }
 
-static CURLcode perform(struct http_client *c, const struct http_request *req,
-			struct xfer *x, long timeout_ms, char *err)
+/* The request's headers: NULL when out of memory. */
+static struct curl_slist *headers(struct http_client *c,
+				  const struct http_request *req)
 {
 	struct curl_slist *hl = NULL, *t;
-	const char *method = req->method ? req->method : "GET";
 	char line[256];
-	CURL *h = c->h;
-	CURLcode e;
-	char *eff = NULL;
 
+	t = curl_slist_append(hl, "Expect:");
+	if (t && req->accept) {
+		hl = t;
+		snprintf(line, sizeof(line), "Accept: %s", req->accept);
+		t = curl_slist_append(hl, line);
+	}
+	if (t && req->content_type) {
+		hl = t;
+		snprintf(line, sizeof(line), "Content-Type: %s",
+			 req->content_type);
+		t = curl_slist_append(hl, line);
+	}
+	if (t && c->auth) {
+		hl = t;
+		t = curl_slist_append(hl, c->auth);
+	}
+	if (!t)
+		curl_slist_free_all(hl);
+	return t;
+}
+
+static void set_method(CURL *h, const struct http_request *req)
+{
+	const char *method = req->method ? req->method : "GET";
+
+	if (!strcmp(method, "GET")) {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	} else if (!strcmp(method, "HEAD")) {
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	} else {
+		/*
+		 * curl silently sends a request again when a reused
+		 * connection turns out dead; for a POST that may have been
+		 * carried out already, so these never reuse one.
+		 */
+		curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+		if (strcmp(method, "POST"))
+			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)req->body_len);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+				 req->body ? req->body : "");
+	}
+}
+
+/* Reset h for req; *hl gets its header list (the caller frees it). */
+static CURLcode setup(struct http_client *c, CURL *h,
+		      const struct http_request *req, struct xfer *x,
+		      long timeout_ms, char *err, struct curl_slist **hl)
+{
 	curl_easy_reset(h);
 	err[0] = '\0';
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
@@ -396,50 +467,21 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-
-	t = curl_slist_append(hl, "Expect:");
-	if (t && req->accept) {
-		hl = t;
-		snprintf(line, sizeof(line), "Accept: %s", req->accept);
-		t = curl_slist_append(hl, line);
-	}
-	if (t && req->content_type) {
-		hl = t;
-		snprintf(line, sizeof(line), "Content-Type: %s",
-			 req->content_type);
-		t = curl_slist_append(hl, line);
-	}
-	if (t && c->auth) {
-		hl = t;
-		t = curl_slist_append(hl, c->auth);
-	}
-	if (!t) {
-		curl_slist_free_all(hl);
+	*hl = headers(c, req);
+	if (!*hl) {
 		snprintf(err, CURL_ERROR_SIZE, "out of memory");
 		return CURLE_OUT_OF_MEMORY;
 	}
-	hl = t;
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hl);
+	set_method(h, req);
+	return CURLE_OK;
+}
 
-	if (!strcmp(method, "GET")) {
-		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-	} else if (!strcmp(method, "HEAD")) {
-		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-	} else {
-		/*
-		 * curl silently sends a request again when a reused
-		 * connection turns out dead; for a POST that may have been
-		 * carried out already, so these never reuse one.
-		 */
-		curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
-		if (strcmp(method, "POST"))
-			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-				 (curl_off_t)req->body_len);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
-				 req->body ? req->body : "");
-	}
-	e = curl_easy_perform(h);
+/* After a transfer: its status and URLs into x->r; hl freed. */
+static void finish(CURL *h, struct xfer *x, struct curl_slist *hl)
+{
+	char *eff = NULL;
+
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->r->status);
 	if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK &&
 	    eff) {
@@ -455,7 +497,63 @@ static CURLcode perform(struct http_client *c, const struct http_request *req,
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_slist_free_all(hl);
+}
+
+static CURLcode perform(struct http_client *c, const struct http_request *req,
+			struct xfer *x, long timeout_ms, char *err)
+{
+	struct curl_slist *hl = NULL;
+	CURLcode e;
+
+	e = setup(c, c->h, req, x, timeout_ms, err, &hl);
+	if (e != CURLE_OK)
+		return e;
+	e = curl_easy_perform(c->h);
+	finish(c->h, x, hl);
 	return e;
+}
+
+/*
+ * The error of a request that ended with e (or a transient status)
+ * after attempt attempts and ms milliseconds.
+ */
+static int give_up(struct http_client *c, const char *url, CURLcode e,
+		   const char *err, const struct http_response *out,
+		   int attempt, long ms)
+{
+	if (e == CURLE_ABORTED_BY_CALLBACK)
+		return fail(c, PT_EAGAIN,
+			    "request to '%s' interrupted: the bot is asked to "
+			    "stop",
+			    url);
+	if (e == CURLE_OPERATION_TIMEDOUT)
+		return fail(c, PT_ENET,
+			    "'%s' did not answer in time (%d attempt%s in "
+			    "%.1fs)",
+			    url, attempt, attempt == 1 ? "" : "s", ms / 1000.0);
+	if (e != CURLE_OK)
+		return fail(c, PT_ENET,
+			    "cannot reach '%s': %s (%d attempt%s in "
+			    "%.1fs)",
+			    url, *err ? err : curl_easy_strerror(e), attempt,
+			    attempt == 1 ? "" : "s", ms / 1000.0);
+	/* 429: asked to wait, not a failure; 5xx: the server fails */
+	return fail(c, out->status == 429 ? PT_EAGAIN : PT_ENET,
+		    "'%s' answered HTTP %ld%s%s%s%s (%d attempt%s in "
+		    "%.1fs)",
+		    url, out->status, out->content_type ? " (" : "",
+		    out->content_type ? out->content_type : "",
+		    out->content_type ? ")" : "",
+		    out->status == 429 && out->retry_after
+			    ? ", asked to retry later"
+			    : "",
+		    attempt, attempt == 1 ? "" : "s", ms / 1000.0);
+}
+
+/* An answer that needs no retry: any but 429 and 5xx, whole. */
+static int answered(CURLcode e, const struct http_response *out)
+{
+	return e == CURLE_OK && out->status != 429 && out->status < 500;
 }
 
 int http_do(struct http_client *c, const struct http_request *req,
@@ -492,7 +590,7 @@ int http_do(struct http_client *c, const struct http_request *req,
 				  url, x.max);
 			goto out;
 		}
-		if (e == CURLE_OK && out->status != 429 && out->status < 500) {
+		if (answered(e, out)) {
 			rc = 0;
 			goto out;
 		}
@@ -515,35 +613,167 @@ int http_do(struct http_client *c, const struct http_request *req,
 			goto out;
 		}
 	}
-	left = pt_now_ms() - start;
-	if (e == CURLE_ABORTED_BY_CALLBACK)
-		rc = fail(c, PT_EAGAIN,
-			  "request to '%s' interrupted: the bot is asked to "
-			  "stop",
-			  url);
-	else if (e == CURLE_OPERATION_TIMEDOUT)
-		rc = fail(c, PT_ENET,
-			  "'%s' did not answer in time (%d attempt%s in "
-			  "%.1fs)",
-			  url, attempt, attempt == 1 ? "" : "s", left / 1000.0);
-	else if (e != CURLE_OK)
-		rc = fail(c, PT_ENET,
-			  "cannot reach '%s': %s (%d attempt%s in "
-			  "%.1fs)",
-			  url, *err ? err : curl_easy_strerror(e), attempt,
-			  attempt == 1 ? "" : "s", left / 1000.0);
-	else /* 429: asked to wait, not a failure; 5xx: the server fails */
-		rc = fail(c, out->status == 429 ? PT_EAGAIN : PT_ENET,
-			  "'%s' answered HTTP %ld%s%s%s%s (%d attempt%s in "
-			  "%.1fs)",
-			  url, out->status, out->content_type ? " (" : "",
-			  out->content_type ? out->content_type : "",
-			  out->content_type ? ")" : "",
-			  out->status == 429 && out->retry_after
-				  ? ", asked to retry later"
-				  : "",
-			  attempt, attempt == 1 ? "" : "s", left / 1000.0);
+	rc = give_up(c, url, e, err, out, attempt, pt_now_ms() - start);
 out:
 	free(url);
+	return rc;
+}
+
+/* ---- concurrent requests ------------------------------------------- */
+
+static int many_init(struct http_client *c)
+{
+	size_t i;
+
+	if (!c->m)
+		c->m = curl_multi_init();
+	if (c->m)
+		curl_multi_setopt(c->m, CURLMOPT_MAXCONNECTS,
+				  (long)HTTP_MANY_WIDTH);
+	for (i = 0; c->m && i < HTTP_MANY_WIDTH; i++)
+		if (!c->slots[i].h && !(c->slots[i].h = curl_easy_init()))
+			break;
+	if (!c->m || i < HTTP_MANY_WIDTH)
+		return pt_error_set(PT_ENOMEM, "cannot create HTTP handles");
+	return 0;
+}
+
+/* Start request i on the free slot s (one attempt). */
+static int many_start(struct http_client *c, struct slot *s,
+		      const struct http_request *req, struct http_response *out,
+		      struct xfer *x, size_t i)
+{
+	CURLcode e;
+
+	http_response_clear(out);
+	out->attempts = 1;
+	x->r = out;
+	x->max = req->max_body ? req->max_body : c->o.max_body;
+	x->too_big = 0;
+	s->x = x;
+	s->i = i;
+	s->start = pt_now_ms();
+	e = setup(c, s->h, req, x,
+		  c->o.timeout_ms < c->o.max_total_ms ? c->o.timeout_ms
+						      : c->o.max_total_ms,
+		  s->err, &s->hl);
+	if (e == CURLE_OK && curl_multi_add_handle(c->m, s->h) == CURLM_OK)
+		return 0;
+	curl_slist_free_all(s->hl);
+	s->hl = NULL;
+	s->x = NULL;
+	return pt_error_set(PT_ENOMEM, "cannot start an HTTP request");
+}
+
+/* The outcome of slot s's transfer, which ended with e (as http_do's). */
+static int many_outcome(struct http_client *c, struct slot *s,
+			const struct http_request *req, CURLcode e)
+{
+	char *url = http_url_for_message(req->url);
+	int rc;
+
+	if (!url)
+		return PT_ENOMEM;
+	if (s->x->too_big)
+		rc = fail(c, PT_ETOOBIG,
+			  "response from '%s' is larger than %zu bytes", url,
+			  s->x->max);
+	else if (answered(e, s->x->r))
+		rc = 0;
+	else
+		rc = give_up(c, url, e, s->err, s->x->r, 1,
+			     pt_now_ms() - s->start);
+	free(url);
+	return rc;
+}
+
+/* The slot whose handle is h. */
+static struct slot *slot_of(struct http_client *c, CURL *h)
+{
+	size_t i;
+
+	for (i = 0; i < HTTP_MANY_WIDTH; i++)
+		if (c->slots[i].h == h && c->slots[i].x)
+			return &c->slots[i];
+	return NULL;
+}
+
+/* Hand each finished transfer to done; *active counts those running. */
+static int many_reap(struct http_client *c, const struct http_request *reqs,
+		     http_done_fn done, void *ctx, size_t *active)
+{
+	struct CURLMsg *m;
+	struct slot *s;
+	int left, rc = 0, drc;
+
+	while ((m = curl_multi_info_read(c->m, &left))) {
+		if (m->msg != CURLMSG_DONE || !(s = slot_of(c, m->easy_handle)))
+			continue;
+		curl_multi_remove_handle(c->m, s->h);
+		finish(s->h, s->x, s->hl);
+		s->hl = NULL;
+		drc = many_outcome(c, s, &reqs[s->i], m->data.result);
+		s->x = NULL;
+		(*active)--;
+		drc = done(ctx, s->i, drc);
+		rc = rc ? rc : drc;
+	}
+	return rc;
+}
+
+/* Stop what still runs (after a failed callback): none is reported. */
+static void many_abort(struct http_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < HTTP_MANY_WIDTH; i++) {
+		if (!c->slots[i].x)
+			continue;
+		curl_multi_remove_handle(c->m, c->slots[i].h);
+		curl_easy_setopt(c->slots[i].h, CURLOPT_HTTPHEADER, NULL);
+		curl_easy_setopt(c->slots[i].h, CURLOPT_ERRORBUFFER, NULL);
+		curl_slist_free_all(c->slots[i].hl);
+		c->slots[i].hl = NULL;
+		c->slots[i].x = NULL;
+	}
+}
+
+static struct slot *free_slot(struct http_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < HTTP_MANY_WIDTH; i++)
+		if (!c->slots[i].x)
+			return &c->slots[i];
+	return NULL;
+}
+
+int http_do_many(struct http_client *c, const struct http_request *reqs,
+		 struct http_response *outs, size_t n, http_done_fn done,
+		 void *ctx)
+{
+	struct xfer x[HTTP_MANY_WIDTH];
+	struct slot *s;
+	size_t next = 0, active = 0;
+	int rc, running;
+
+	rc = n ? many_init(c) : 0;
+	while (!rc && (next < n || active)) {
+		while (!rc && next < n && (s = free_slot(c))) {
+			rc = many_start(c, s, &reqs[next], &outs[next],
+					&x[s - c->slots], next);
+			active += !rc;
+			next += !rc;
+		}
+		if (!rc && curl_multi_perform(c->m, &running) != CURLM_OK)
+			rc = pt_error_set(PT_ENET, "HTTP transfers failed");
+		if (!rc)
+			rc = many_reap(c, reqs, done, ctx, &active);
+		if (!rc && active &&
+		    curl_multi_poll(c->m, NULL, 0, 200, NULL) != CURLM_OK)
+			rc = pt_error_set(PT_ENET, "HTTP transfers failed");
+	}
+	if (rc)
+		many_abort(c);
 	return rc;
 }

@@ -9,8 +9,10 @@
  * backoff and jitter, bounded in attempts and total time.  The
  * Authorization value set with http_client_set_auth() is sent but never
  * appears in an error message.  Requests other than GET and HEAD go on
- * a fresh connection, so that curl never resends one by itself.  It
- * knows nothing about Patchwork.
+ * a fresh connection, so that curl never resends one by itself.
+ * http_do_many() runs up to HTTP_MANY_WIDTH requests at once, one
+ * attempt each, on connections of their own.  It knows nothing about
+ * Patchwork.
  */
 #ifndef PT_HTTP_H
 #define PT_HTTP_H
@@ -79,6 +81,26 @@ void http_response_clear(struct http_response *r);
  */
 int http_do(struct http_client *c, const struct http_request *req,
 	    struct http_response *out);
+
+/* Requests in flight at once in http_do_many(). */
+#define HTTP_MANY_WIDTH 8
+
+/*
+ * Called as request i of http_do_many() ends, with rc what http_do()
+ * would return after one attempt (its message set when not 0); not 0
+ * from it stops the rest, unreported.
+ */
+typedef int (*http_done_fn)(void *ctx, size_t i, int rc);
+
+/*
+ * Send the n requests reqs, HTTP_MANY_WIDTH at a time, each once (no
+ * retries: the caller decides; 'once' is implied), outs[i] getting
+ * request i's answer; done reports each as it ends, in the caller's
+ * thread.  Not 0: a callback's error or no transfer could run.
+ */
+int http_do_many(struct http_client *c, const struct http_request *reqs,
+		 struct http_response *outs, size_t n, http_done_fn done,
+		 void *ctx);
 
 /* Wait before attempt n (n >= 2): exponential with jitter, capped. */
 long http_backoff_ms(struct http_client *c, int attempt);

@@ -307,6 +307,41 @@ int pw_request(struct pw *pw, const char *method, const char *url,
 	return answer_error(pw, url, r);
 }
 
+struct many {
+	struct pw *pw;
+	const struct http_request *reqs;
+	struct http_response *outs;
+	http_done_fn done;
+	void *ctx;
+};
+
+static int many_done(void *ctx, size_t i, int rc)
+{
+	struct many *m = ctx;
+
+	if (rc)
+		rc = pt_error_wrap(rc, "patchwork");
+	else
+		rc = answer_error(m->pw, m->reqs[i].url, &m->outs[i]);
+	return m->done(m->ctx, i, rc);
+}
+
+int pw_request_many(struct pw *pw, struct http_request *reqs,
+		    struct http_response *outs, size_t n, http_done_fn done,
+		    void *ctx)
+{
+	struct many m = { pw, reqs, outs, done, ctx };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		reqs[i].accept = "application/json";
+		reqs[i].content_type = reqs[i].body ? "application/json" : NULL;
+		reqs[i].body_len = reqs[i].body ? strlen(reqs[i].body) : 0;
+		reqs[i].once = 1;
+	}
+	return http_do_many(pw->http, reqs, outs, n, many_done, &m);
+}
+
 int pw_parse_json(const char *url, const struct http_response *r, json_t **out)
 {
 	json_error_t err;

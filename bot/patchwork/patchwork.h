@@ -215,6 +215,30 @@ int pw_check_post(struct pw *pw, int64_t patch_id, const char *state,
 int pw_check_post_new(struct pw *pw, int64_t patch_id, const char *state,
 		      const char *context, const char *description,
 		      const char *target_url, int *posted, int64_t *check_id);
+
+/* One check of pw_checks_post_many(). */
+struct pw_check_job {
+	int64_t patch_id;
+	const char *state, *context, *description, *target_url;
+	int read_first;	  /* 1: as pw_check_post; 0: as pw_check_post_new */
+	int posted;	  /* out: as theirs */
+	int64_t check_id; /* out */
+};
+
+/* A job's outcome, rc as pw_check_post's (its message set if not 0). */
+typedef int (*pw_check_done_fn)(void *ctx, struct pw_check_job *job, int rc);
+
+/*
+ * Post the n checks of jobs as pw_check_post() or pw_check_post_new()
+ * would one after the other, the first read and the first post of
+ * each HTTP_MANY_WIDTH at a time: the same dedupe, retries and errors
+ * (a first read that fails is done again with its retries).  done is
+ * called once for each job as its outcome is known, in this thread.
+ * Not 0: done's error (the jobs not yet reported are not).  Two jobs
+ * must not be of one patch and context.
+ */
+int pw_checks_post_many(struct pw *pw, struct pw_check_job *jobs, size_t n,
+			pw_check_done_fn done, void *ctx);
 /* Whether two descriptions are the same once capped as posts cap them. */
 int pw_same_description(const struct pw *pw, const char *a, const char *b);
 

@@ -48,6 +48,14 @@ int pw_resolve(struct pw *pw, const char *path, char **out);
 int pw_request(struct pw *pw, const char *method, const char *url,
 	       const char *body, int once, size_t cap, struct http_response *r);
 /*
+ * The n requests reqs at once (http_do_many(), one attempt each; their
+ * Accept, Content-Type and body_len set here), each answer judged as
+ * pw_request() does: done gets that rc, its message set.
+ */
+int pw_request_many(struct pw *pw, struct http_request *reqs,
+		    struct http_response *outs, size_t n, http_done_fn done,
+		    void *ctx);
+/*
  * r's body as JSON (*out fresh), or an error naming url.  A string may
  * hold "\u0000": C code reading it sees it cut at the NUL.
  */

@@ -132,18 +132,13 @@ static int same_text(const char *a, const char *b)
  * has this state and description.  An older one with the same text does
  * not count: after A, B, posting A again must reach the server.
  */
-static int find_same(struct pw *pw, int64_t patch_id, const char *state,
-		     const char *context, const char *desc, int64_t *id,
-		     int *found)
+static void newest_same(const struct pw_check *c, size_t n, const char *state,
+			const char *context, const char *desc, int64_t *id,
+			int *found)
 {
-	struct pw_check *c;
-	size_t n, i, newest = SIZE_MAX;
-	int rc;
+	size_t i, newest = SIZE_MAX;
 
 	*found = 0;
-	rc = pw_checks_list(pw, patch_id, &c, &n);
-	if (rc)
-		return rc;
 	for (i = 0; i < n; i++)
 		if (!strcmp(c[i].context, context) &&
 		    (newest == SIZE_MAX || c[i].id > c[newest].id))
@@ -153,6 +148,21 @@ static int find_same(struct pw *pw, int64_t patch_id, const char *state,
 		*found = 1;
 		*id = c[newest].id;
 	}
+}
+
+static int find_same(struct pw *pw, int64_t patch_id, const char *state,
+		     const char *context, const char *desc, int64_t *id,
+		     int *found)
+{
+	struct pw_check *c;
+	size_t n;
+	int rc;
+
+	*found = 0;
+	rc = pw_checks_list(pw, patch_id, &c, &n);
+	if (rc)
+		return rc;
+	newest_same(c, n, state, context, desc, id, found);
 	pw_checks_free(c, n);
 	return 0;
 }
@@ -183,66 +193,129 @@ static int check_body(struct buf *b, const char *state, const char *context,
 	return rc;
 }
 
+/* One check being posted: its capped text, body and URL, last answer. */
+struct post {
+	struct pw_check_job *job;
+	char *desc;
+	struct buf body;
+	char *url;
+	struct http_response r;
+	int step; /* enum step */
+};
+
+enum step { STEP_READ, STEP_POST, STEP_AGAIN, STEP_RETRY, STEP_DONE };
+
+static void post_clear(struct post *p)
+{
+	http_response_clear(&p->r);
+	buf_free(&p->body);
+	free(p->desc);
+	free(p->url);
+}
+
+static int post_prepare(struct pw *pw, struct pw_check_job *j, struct post *p)
+{
+	struct buf path = BUF_INIT;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->job = j;
+	http_response_init(&p->r);
+	buf_init(&p->body, 0);
+	j->posted = 0;
+	p->desc = pw_description_cap(j->description, pw->description_max);
+	if (j->description && !p->desc)
+		return PT_ENOMEM;
+	rc = check_body(&p->body, j->state, j->context, p->desc, j->target_url);
+	if (!rc)
+		rc = buf_addf(&path, "patches/%lld/checks/",
+			      (long long)j->patch_id);
+	if (!rc)
+		rc = pw_resolve(pw, path.ptr, &p->url);
+	buf_free(&path);
+	return rc;
+}
+
+/* The answer r to a POST that got rc: the new check's id. */
+static int post_answer(struct post *p, int rc)
+{
+	json_t *j = NULL;
+
+	if (!rc)
+		rc = pw_parse_json(p->url, &p->r, &j);
+	if (!rc) {
+		p->job->check_id = pw_int_of(j, "id");
+		p->job->posted = 1;
+	}
+	json_decref(j);
+	return rc;
+}
+
+static int retryable(struct pw *pw, int rc, int attempt)
+{
+	return (rc == PT_EAGAIN || rc == PT_ENET) && attempt < pw->max_attempts;
+}
+
+/* Before attempt + 1: Retry-After of the last answer, else backoff. */
+static int post_wait(struct pw *pw, struct post *p, int attempt)
+{
+	long wait = http_retry_after_ms(p->r.retry_after, (long)time(NULL));
+
+	if (wait < 0)
+		wait = http_backoff_ms(pw->http, attempt + 1);
+	return http_sleep_ms(wait);
+}
+
+/* Attempts from attempt on, each reading first when read or a retry. */
+static int post_attempts(struct pw *pw, struct post *p, int attempt, int read)
+{
+	struct pw_check_job *j = p->job;
+	int rc = 0, found;
+
+	for (;; attempt++) {
+		found = 0;
+		if (read || attempt > 1)
+			rc = find_same(pw, j->patch_id, j->state, j->context,
+				       p->desc, &j->check_id, &found);
+		if (rc || found)
+			return rc;
+		http_response_clear(&p->r);
+		rc = pw_request(pw, "POST", p->url, p->body.ptr, 1, pw->max_doc,
+				&p->r);
+		if (!rc || !retryable(pw, rc, attempt))
+			return post_answer(p, rc);
+		rc = post_wait(pw, p, attempt);
+		if (rc)
+			return rc;
+	}
+}
+
+static int post_wrap(const struct pw_check_job *j, int rc)
+{
+	if (!rc)
+		return 0;
+	return pt_error_wrap(rc, "posting check '%s' on patch %lld", j->context,
+			     (long long)j->patch_id);
+}
+
 static int check_post(struct pw *pw, int64_t patch_id, const char *state,
 		      const char *context, const char *description,
 		      const char *target_url, int read_first, int *posted,
 		      int64_t *check_id)
 {
-	struct http_response r;
-	struct buf body = BUF_INIT, path = BUF_INIT;
-	char *desc = NULL, *url = NULL;
-	json_t *j = NULL;
-	int64_t id = 0;
-	int rc, attempt, found;
-	long wait;
+	struct pw_check_job j = { patch_id,   state,	  context, description,
+				  target_url, read_first, 0,	   0 };
+	struct post p;
+	int rc;
 
-	*posted = 0;
-	http_response_init(&r);
-	desc = pw_description_cap(description, pw->description_max);
-	if (description && !desc)
-		return PT_ENOMEM;
-	rc = check_body(&body, state, context, desc, target_url);
+	rc = post_prepare(pw, &j, &p);
 	if (!rc)
-		rc = buf_addf(&path, "patches/%lld/checks/",
-			      (long long)patch_id);
-	if (!rc)
-		rc = pw_resolve(pw, path.ptr, &url);
-	for (attempt = 1; !rc; attempt++) {
-		found = 0;
-		if (read_first || attempt > 1)
-			rc = find_same(pw, patch_id, state, context, desc, &id,
-				       &found);
-		if (rc || found)
-			break;
-		http_response_clear(&r);
-		rc = pw_request(pw, "POST", url, body.ptr, 1, pw->max_doc, &r);
-		if (!rc) {
-			rc = pw_parse_json(url, &r, &j);
-			if (!rc) {
-				id = pw_int_of(j, "id");
-				*posted = 1;
-			}
-			break;
-		}
-		if ((rc != PT_EAGAIN && rc != PT_ENET) ||
-		    attempt >= pw->max_attempts)
-			break;
-		wait = http_retry_after_ms(r.retry_after, (long)time(NULL));
-		if (wait < 0)
-			wait = http_backoff_ms(pw->http, attempt + 1);
-		rc = http_sleep_ms(wait);
-	}
-	if (rc)
-		rc = pt_error_wrap(rc, "posting check '%s' on patch %lld",
-				   context, (long long)patch_id);
-	else if (check_id)
-		*check_id = id;
-	json_decref(j);
-	http_response_clear(&r);
-	buf_free(&body);
-	buf_free(&path);
-	free(desc);
-	free(url);
+		rc = post_attempts(pw, &p, 1, read_first);
+	rc = post_wrap(&j, rc);
+	*posted = j.posted;
+	if (!rc && check_id)
+		*check_id = j.check_id;
+	post_clear(&p);
 	return rc;
 }
 
@@ -260,6 +333,181 @@ int pw_check_post_new(struct pw *pw, int64_t patch_id, const char *state,
 {
 	return check_post(pw, patch_id, state, context, description, target_url,
 			  0, posted, check_id);
+}
+
+/* ---- many at once -------------------------------------------------- */
+
+struct batch {
+	struct pw *pw;
+	struct post *posts;
+	size_t *idx; /* request i is posts[idx[i]]' */
+	struct http_request *reqs;
+	struct http_response *outs;
+	pw_check_done_fn done;
+	void *ctx;
+};
+
+static int report(struct batch *b, struct post *p, int rc)
+{
+	p->step = STEP_DONE;
+	rc = post_wrap(p->job, rc);
+	return b->done(b->ctx, p->job, rc);
+}
+
+/*
+ * A first read's answer: the newest check the same (done: found), or
+ * the post to make; anything unusual (an error, a list of more than one
+ * page) is read again as pw_check_post reads, with retries.
+ */
+static int read_done(void *ctx, size_t i, int rc)
+{
+	struct batch *b = ctx;
+	struct post *p = &b->posts[b->idx[i]];
+	struct http_response *r = &b->outs[i];
+	char *next = r->link ? pw_link_next(r->link) : NULL;
+	struct pw_check *c = NULL;
+	json_t *list = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	if (!rc && !next)
+		rc = pw_parse_json(b->reqs[i].url, r, &list);
+	if (!rc && !next)
+		rc = pw_checks_from_json(&c, &n, list);
+	if (!rc && !next)
+		newest_same(c, n, p->job->state, p->job->context, p->desc,
+			    &p->job->check_id, &found);
+	p->step = rc || next ? STEP_AGAIN : STEP_POST;
+	pt_error_clear();
+	pw_checks_free(c, n);
+	json_decref(list);
+	free(next);
+	return found ? report(b, p, 0) : 0;
+}
+
+/* A first post's answer: done, or retried after the others. */
+static int post_done(void *ctx, size_t i, int rc)
+{
+	struct batch *b = ctx;
+	struct post *p = &b->posts[b->idx[i]];
+
+	http_response_clear(&p->r);
+	p->r = b->outs[i];
+	http_response_init(&b->outs[i]);
+	if (rc && retryable(b->pw, rc, 1)) {
+		p->step = STEP_RETRY;
+		return 0;
+	}
+	return report(b, p, post_answer(p, rc));
+}
+
+/* The requests of step (a GET of the checks or the POST) at once. */
+static int run_step(struct batch *b, size_t n, int step, struct buf *urls)
+{
+	size_t i, m = 0;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		struct post *p = &b->posts[i];
+
+		if (p->step != step)
+			continue;
+		memset(&b->reqs[m], 0, sizeof(b->reqs[m]));
+		b->reqs[m].url = p->url;
+		if (step == STEP_POST) {
+			b->reqs[m].method = "POST";
+			b->reqs[m].body = p->body.ptr;
+			b->reqs[m].max_body = b->pw->max_doc;
+		} else {
+			buf_reset(&urls[i]);
+			rc = buf_addf(&urls[i], "%s?per_page=%u", p->url,
+				      b->pw->per_page);
+			if (rc)
+				return rc;
+			b->reqs[m].url = urls[i].ptr;
+			b->reqs[m].max_body = b->pw->max_page;
+		}
+		http_response_init(&b->outs[m]);
+		b->idx[m++] = i;
+	}
+	rc = pw_request_many(b->pw, b->reqs, b->outs, m,
+			     step == STEP_POST ? post_done : read_done, b);
+	for (i = 0; i < m; i++)
+		http_response_clear(&b->outs[i]);
+	return rc;
+}
+
+/* What the concurrent steps left: one at a time, as pw_check_post. */
+static int run_rest(struct batch *b, size_t n)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < n; i++) {
+		struct post *p = &b->posts[i];
+		int wrc;
+
+		if (p->step == STEP_AGAIN) {
+			rc = report(b, p, post_attempts(b->pw, p, 1, 1));
+		} else if (p->step == STEP_RETRY) {
+			wrc = post_wait(b->pw, p, 1);
+			rc = report(b, p,
+				    wrc ? wrc : post_attempts(b->pw, p, 2, 1));
+		}
+	}
+	return rc;
+}
+
+static int batch_run(struct batch *b, struct pw_check_job *jobs, size_t n,
+		     struct buf *urls)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < n; i++) {
+		int prc = post_prepare(b->pw, &jobs[i], &b->posts[i]);
+
+		b->posts[i].step = jobs[i].read_first ? STEP_READ : STEP_POST;
+		if (prc)
+			rc = report(b, &b->posts[i], prc);
+	}
+	if (!rc)
+		rc = run_step(b, n, STEP_READ, urls);
+	if (!rc)
+		rc = run_step(b, n, STEP_POST, urls);
+	if (!rc)
+		rc = run_rest(b, n);
+	return rc;
+}
+
+int pw_checks_post_many(struct pw *pw, struct pw_check_job *jobs, size_t n,
+			pw_check_done_fn done, void *ctx)
+{
+	struct batch b = { pw, NULL, NULL, NULL, NULL, done, ctx };
+	struct buf *urls;
+	size_t i;
+	int rc;
+
+	if (!n)
+		return 0;
+	b.posts = pt_calloc(n, sizeof(*b.posts));
+	b.idx = pt_calloc(n, sizeof(*b.idx));
+	b.reqs = pt_calloc(n, sizeof(*b.reqs));
+	b.outs = pt_calloc(n, sizeof(*b.outs));
+	urls = pt_calloc(n, sizeof(*urls));
+	rc = b.posts && b.idx && b.reqs && b.outs && urls ? 0 : PT_ENOMEM;
+	if (!rc)
+		rc = batch_run(&b, jobs, n, urls);
+	for (i = 0; b.posts && i < n; i++)
+		post_clear(&b.posts[i]);
+	for (i = 0; urls && i < n; i++)
+		buf_free(&urls[i]);
+	free(urls);
+	free(b.posts);
+	free(b.idx);
+	free(b.reqs);
+	free(b.outs);
+	return rc;
 }
 
 int pw_same_description(const struct pw *pw, const char *a, const char *b)

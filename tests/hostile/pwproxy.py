@@ -37,6 +37,8 @@ RULE = {"match": "substring of the path", "method": "GET" (optional),
             own URL on the proxy
   link      the real answer with Link: <"target">; rel="next" ({self} as
             above)
+  delay     the real answer, "ms" (300) milliseconds late; the rule
+            counts the requests it holds at once, the most in "max_inflight"
 
 Loopback only; Python 3 standard library only.
 Usage: pwproxy.py --upstream PORT --port-file F [--log F]
@@ -70,7 +72,7 @@ def take_rule(method, path):
             if r.get('count', 1) and r['hits'] >= r.get('count', 1):
                 continue
             r['hits'] += 1
-            return dict(r)
+            return dict(r, _rule=r)
     return None
 
 
@@ -163,6 +165,7 @@ class Handler(BaseHTTPRequestHandler):
                     rules = []
                 for r in req.get('rules', []):
                     r['hits'] = 0
+                    r['inflight'] = r['max_inflight'] = 0
                     rules.append(r)
         with lock:
             out = json.dumps({'rules': rules}).encode()
@@ -176,6 +179,8 @@ class Handler(BaseHTTPRequestHandler):
         fault = r['fault'] if r else None
         v = {}
         try:
+            if fault == 'delay':
+                return self.f_delay(r, body)
             if fault in (None, 'drip', 'truncate', 'drop', 'edit', 'link'):
                 v['status'], v['hdrs'], v['data'] = self.forward(body)
             if fault is None:
@@ -224,6 +229,19 @@ class Handler(BaseHTTPRequestHandler):
 
     def f_drop(self, r, v):
         pass
+
+    def f_delay(self, r, body):
+        rule = r['_rule']
+        with lock:
+            rule['inflight'] += 1
+            rule['max_inflight'] = max(rule['max_inflight'],
+                                       rule['inflight'])
+        try:
+            time.sleep(r.get('ms', 300) / 1e3)
+            self.answer(*self.forward(body))
+        finally:
+            with lock:
+                rule['inflight'] -= 1
 
     def f_huge(self, r, v):
         size = r.get('mib', 300) * MIB
