@@ -287,6 +287,13 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(v['status'], hdrs, v['data'])
 
 
+class Server(ThreadingHTTPServer):
+    """With a web server's listen backlog (socketserver's is 5)."""
+
+    daemon_threads = True
+    request_queue_size = 128
+
+
 def main():
     global upstream
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -295,8 +302,7 @@ def main():
     ap.add_argument('--port-file', required=True)
     args = ap.parse_args()
     upstream = args.upstream
-    srv = ThreadingHTTPServer(('127.0.0.1', args.port), Handler)
-    srv.daemon_threads = True
+    srv = Server(('127.0.0.1', args.port), Handler)
     tmp = args.port_file + '.tmp'
     with open(tmp, 'w') as f:
         f.write('%d\n' % srv.server_address[1])
