@@ -715,8 +715,9 @@ static int many_reap(struct http_client *c, const struct http_request *reqs,
 		drc = many_outcome(c, s, &reqs[s->i], m->data.result);
 		s->x = NULL;
 		(*active)--;
-		drc = done(ctx, s->i, drc);
-		rc = rc ? rc : drc;
+		rc = done(ctx, s->i, drc);
+		if (rc)
+			break; /* many_abort() stops the rest */
 	}
 	return rc;
 }

@@ -2,8 +2,10 @@
  * test_http.c - the HTTP client against the Patchwork stand-in: headers
  * captured, redirects, body cap, retries on 5xx / 429 (Retry-After) /
  * resets / timeouts with bounded attempts, the helpers (backoff, Retry-
- * After, URL without userinfo), and the Authorization value kept out of
- * every error message.
+ * After, URL without userinfo), the Authorization value kept out of
+ * every error message, and requests made at once (http_do_many): each
+ * sent once and reported once, a failure with http_do's message, a
+ * callback's error stopping the rest.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -264,6 +266,86 @@ static void test_helpers(void **state)
 	http_client_free(c);
 }
 
+#define NMANY 13 /* more than HTTP_MANY_WIDTH: slots are reused */
+
+struct seen {
+	int calls[NMANY];
+	int rcs[NMANY];
+	char err[NMANY][256];
+	int stop_at; /* the call that fails: -1 none */
+	int ncalls;
+};
+
+static int many_done(void *ctx, size_t i, int rc)
+{
+	struct seen *s = ctx;
+
+	s->calls[i]++;
+	s->rcs[i] = rc;
+	snprintf(s->err[i], sizeof(s->err[i]), "%s", rc ? pt_error_last() : "");
+	return s->ncalls++ == s->stop_at ? pt_error_set(PT_EINVAL, "stop") : 0;
+}
+
+static void test_many(void **state)
+{
+	struct http_client *c = client(5000, 3);
+	struct http_request req[NMANY];
+	struct http_response out[NMANY];
+	char url[NMANY][128];
+	struct seen s;
+	int i;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.stop_at = -1;
+	memset(req, 0, sizeof(req));
+	for (i = 0; i < NMANY; i++) {
+		snprintf(url[i], sizeof(url[i]), "%s/api/1.3/?many=%d", sim.url,
+			 i);
+		req[i].url = url[i];
+		req[i].accept = "application/json";
+		http_response_init(&out[i]);
+	}
+	req[5].url = "http://127.0.0.1:1/api/"; /* nothing listens */
+	assert_int_equal(http_do_many(c, req, out, NMANY, many_done, &s), 0);
+	for (i = 0; i < NMANY; i++) {
+		assert_int_equal(s.calls[i], 1);
+		if (i == 5)
+			continue;
+		assert_int_equal(s.rcs[i], 0);
+		assert_int_equal(out[i].status, 200);
+		assert_int_equal(out[i].body.ptr[0], '{');
+		assert_string_equal(out[i].content_type, "application/json");
+	}
+	/* one attempt, the message http_do() gives */
+	assert_int_equal(s.rcs[5], PT_ENET);
+	assert_non_null(strstr(s.err[5], "cannot reach 'http://127.0.0.1:1/"
+					 "api/'"));
+	assert_non_null(strstr(s.err[5], "(1 attempt in"));
+	assert_int_equal(pwsim_count(&sim, "GET", "/api/1.3/?many="),
+			 NMANY - 1);
+
+	/* the first callback fails: the rest are stopped, unreported */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 0;
+	for (i = 0; i < NMANY; i++)
+		snprintf(url[i], sizeof(url[i]), "%s/api/1.3/?stop=%d", sim.url,
+			 i);
+	req[5].url = url[5];
+	assert_int_equal(http_do_many(c, req, out, NMANY, many_done, &s),
+			 PT_EINVAL);
+	assert_int_equal(s.ncalls, 1);
+	/* and the client goes on working */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = -1;
+	assert_int_equal(http_do_many(c, req, out, 2, many_done, &s), 0);
+	assert_int_equal(s.ncalls, 2);
+	assert_int_equal(s.rcs[0] | s.rcs[1], 0);
+	for (i = 0; i < NMANY; i++)
+		http_response_clear(&out[i]);
+	http_client_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_refused_and_cap),
 		cmocka_unit_test(test_helpers),
+		cmocka_unit_test(test_many),
 	};
 
 	return PWSIM_MAIN(&sim, tests);
