@@ -697,11 +697,13 @@ static int once_verdict(const struct run *r, int src)
 int run_loop(struct run *r, int (*stop)(void))
 {
 	time_t t0 = time(NULL);
+	size_t events;
 	int rc, src;
 
 	rc = start(r);
 	while (!rc) {
 		r->last_source_rc = 0;
+		events = r->st.events;
 		if (r->c.pw)
 			poll_patchwork(r);
 		if (r->c.have_imap && !stopping(stop))
@@ -722,7 +724,9 @@ int run_loop(struct run *r, int (*stop)(void))
 			return rc;
 		if (r->o.run_for && time(NULL) - t0 >= r->o.run_for)
 			return 0;
-		wait_next(r, stop);
+		/* events came: more may be on the way (a burst), poll again */
+		if (r->st.events == events)
+			wait_next(r, stop);
 		reload_if_asked(r);
 	}
 	return rc;
