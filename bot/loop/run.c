@@ -724,8 +724,13 @@ int run_loop(struct run *r, int (*stop)(void))
 			return rc;
 		if (r->o.run_for && time(NULL) - t0 >= r->o.run_for)
 			return 0;
-		/* events came: more may be on the way (a burst), poll again */
-		if (r->st.events == events)
+		/*
+		 * Events came: more may be on the way (a burst), poll again
+		 * at once.  Not after a source failed: an event whose
+		 * handling failed is counted and read again, and polling
+		 * at once would hammer the server until the fault goes.
+		 */
+		if (r->st.events == events || src)
 			wait_next(r, stop);
 		reload_if_asked(r);
 	}

@@ -55,8 +55,8 @@ int run_reload(struct run *r);
 /*
  * Run until stop() (may be NULL) says so, SIGTERM, --once or run_for.
  * Between passes it waits run.poll-interval (IMAP IDLE while it can),
- * except after a pass that read Patchwork events: a burst goes on
- * arriving, so the next pass starts at once.  SIGHUP
+ * except after a pass that read Patchwork events and had no source
+ * fail: a burst goes on arriving, so the next pass starts at once.  SIGHUP
  * (daemon_take_reload) reloads.  Run with once, the pass fails
  * when credentials were refused anywhere (PT_EAUTH: the Patchwork token,
  * the SMTP or IMAP login, even if other actions succeeded), when a

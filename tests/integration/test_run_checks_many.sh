@@ -11,7 +11,10 @@
 #     error, the rest are sent, the pass exits 0; the next pass posts
 #     the three, each once;
 #   - two POSTs carried out with their answers lost: the retry reads the
-#     patch's checks first and finds them ('skipped'), none is doubled.
+#     patch's checks first and finds them ('skipped'), none is doubled;
+#   - events whose handling fails (the work queue refuses every insert):
+#     the daemon waits poll-interval between polls, as on any source
+#     error, instead of polling again at once as after a burst's events.
 set -u
 . "$PT_SOURCE_DIR/tests/lib/testlib.sh"
 . "$PT_SOURCE_DIR/tests/lib/botenv.sh"
@@ -146,4 +149,18 @@ check "drop: every check exactly once" cmp -s "$tmp/ref.checks" "$tmp/got"
 check "drop: the two found on the server ($(rows "AND state = 'skipped'"))" \
 	[ "$(rows "AND state = 'skipped'")" = 2 ]
 check "drop: the rest sent" [ "$(rows "AND state = 'sent'")" = $((n - 2)) ]
+
+# ---- 4. events that cannot be handled: no polling at once --------------
+fresh
+sql "CREATE TRIGGER refuse BEFORE INSERT ON work_queue BEGIN
+	SELECT RAISE(ABORT, 'refused by the test'); END;"
+proxy '{"rules": [{"match": "/events/", "method": "GET", "count": 0, "fault": "delay", "ms": 1}]}' >/dev/null
+timeout 60 "$bin" --state "$tmp/st" --config "$tmp/config" run --for 6 \
+	>"$tmp/out" 2>"$tmp/err"
+polls=$(rule_field hits)
+check "refused: the handling failed ($(grep -m1 -o 'refused by the test' "$tmp/err"))" \
+	grep -q 'refused by the test' "$tmp/err"
+check "refused: events were polled ($polls requests)" [ "$polls" -ge 2 ]
+# one page a poll, a poll a second (poll-interval = 1) for 6 s
+check "refused: no polling at once ($polls requests in 6 s)" [ "$polls" -le 14 ]
 finish
