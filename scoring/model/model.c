@@ -147,6 +147,60 @@ int model_data_add(struct model_data *d, const float *tab,
 	return 0;
 }
 
+static void rev_sparse(struct model_sparse *a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n / 2; i++) {
+		struct model_sparse t = a[i];
+
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = t;
+	}
+}
+
+#define SWAP(T, a, b)        \
+	do {                 \
+		T t_ = (a);  \
+		(a) = (b);   \
+		(b) = t_;    \
+	} while (0)
+
+void model_data_reverse(struct model_data *d)
+{
+	size_t i, j, k, n = d->n;
+
+	/*
+	 * The whole sparse part backwards, then each row forwards again:
+	 * row j of the result is row n-1-j, which starts where row n-j
+	 * ended, counted from the end.
+	 */
+	rev_sparse(d->sp, d->nsp);
+	for (i = 0, j = n; i < j; i++, j--)
+		SWAP(size_t, d->sp_start[i], d->sp_start[j]);
+	for (i = 0; i <= n; i++)
+		d->sp_start[i] = d->nsp - d->sp_start[i];
+	for (i = 0; i < n; i++)
+		rev_sparse(d->sp + d->sp_start[i],
+			   d->sp_start[i + 1] - d->sp_start[i]);
+	for (i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
+		for (k = 0; k < d->ntab; k++)
+			SWAP(float, d->tab[i * d->ntab + k],
+			     d->tab[j * d->ntab + k]);
+		SWAP(int, d->y[i], d->y[j]);
+		SWAP(int64_t, d->time[i], d->time[j]);
+		SWAP(double, d->effort[i], d->effort[j]);
+	}
+}
+
+size_t model_data_bytes(const struct model_data *d)
+{
+	return d->n * (d->ntab * sizeof(*d->tab) + sizeof(*d->sp_start) +
+		       sizeof(*d->y) + sizeof(*d->time) +
+		       sizeof(*d->effort)) +
+	       d->nsp * sizeof(*d->sp);
+}
+
 /* ---- params ------------------------------------------------------------ */
 
 void model_params_default(struct model_params *p, enum model_kind kind)

@@ -64,6 +64,13 @@ void model_data_free(struct model_data *d);
 int model_data_add(struct model_data *d, const float *tab,
 		   const struct model_sparse *sp, size_t nsp, int y,
 		   int64_t time, double effort);
+/*
+ * Reverse the order of the rows in place (a data set read newest first
+ * is put back in time order); each row's sparse part stays sorted.
+ */
+void model_data_reverse(struct model_data *d);
+/* Bytes the rows of D hold (tabular, sparse and per-row parts). */
+size_t model_data_bytes(const struct model_data *d);
 
 enum model_kind {
 	MODEL_KIND_FULL = 0,

@@ -607,6 +607,51 @@ static void test_manifest_without_offset(void **state)
 	model_data_free(d);
 }
 
+/* Reversing rows twice gives the rows back; once, each row's parts move. */
+static void test_reverse(void **state)
+{
+	const char *cols[] = { "a", "b" };
+	struct model_data *d;
+	size_t i, j;
+
+	(void)state;
+	assert_int_equal(model_data_new(&d, cols, 2), 0);
+	for (i = 0; i < 5; i++) {
+		struct model_sparse sp[4];
+		float t[2] = { (float)i, (float)(10 * i) };
+
+		for (j = 0; j < i; j++) {
+			sp[j].index = (uint32_t)(100 * i + j);
+			sp[j].value = (float)j;
+		}
+		assert_int_equal(model_data_add(d, t, sp, i, (int)(i % 2),
+						(int64_t)i, (double)i + 1),
+				 0);
+	}
+	model_data_reverse(d);
+	for (i = 0; i < 5; i++) {
+		size_t r = 4 - i; /* the row that is now at i */
+
+		assert_true(d->tab[i * 2] == (float)r);
+		assert_true(d->tab[i * 2 + 1] == (float)(10 * r));
+		assert_int_equal(d->y[i], (int)(r % 2));
+		assert_int_equal(d->time[i], (int64_t)r);
+		assert_true(d->effort[i] == (double)r + 1);
+		assert_int_equal(d->sp_start[i + 1] - d->sp_start[i], r);
+		for (j = 0; j < r; j++)
+			assert_int_equal(d->sp[d->sp_start[i] + j].index,
+					 100 * r + j);
+	}
+	assert_int_equal(d->sp_start[0], 0);
+	assert_int_equal(d->sp_start[5], d->nsp);
+	model_data_reverse(d);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(d->time[i], (int64_t)i);
+		assert_int_equal(d->sp_start[i + 1] - d->sp_start[i], i);
+	}
+	model_data_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +662,7 @@ int main(void)
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_offset),
 		cmocka_unit_test(test_manifest_without_offset),
+		cmocka_unit_test(test_reverse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
