@@ -44,6 +44,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 	struct db *db;
 	int64_t repo_id;
 	long long folds, horizon, max_rows = 0;
+	long long max_mib = DATASET_DEFAULT_MIB;
 	size_t npos;
 	int rc;
 	const struct opt opts[] = {
@@ -54,6 +55,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_INT(0, "folds", &folds, 1, MAX_FOLDS),
 		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
 		OPTION_INT(0, "max-rows", &max_rows, 0, OPT_NOMAX),
+		OPTION_INT(0, "max-memory", &max_mib, 0, 1 << 20),
 		OPTION_STRING(0, "since", &since),
 		OPTION_END,
 	};
@@ -73,6 +75,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 	if (horizon >= 0)
 		o.horizon = (int64_t)horizon * 86400;
 	dopt.max_rows = (size_t)max_rows;
+	dopt.max_bytes = (size_t)max_mib << 20;
 	if (!strcmp(task, "fix"))
 		o.tasks = 1;
 	else if (!strcmp(task, "risk"))

@@ -109,7 +109,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	const char *task = "all", *repo = NULL, *since = NULL;
 	struct db *db;
 	int64_t repo_id;
-	long long max_rows = 0;
+	long long max_rows = 0, max_mib = DATASET_DEFAULT_MIB;
 	size_t npos;
 	int rc;
 	const struct opt opts[] = {
@@ -117,6 +117,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_STRING(0, "repo", &repo),
 		OPTION_STRING(0, "since", &since),
 		OPTION_INT(0, "max-rows", &max_rows, 0, OPT_NOMAX),
+		OPTION_INT(0, "max-memory", &max_mib, 0, 1 << 20),
 		OPTION_END,
 	};
 
@@ -129,6 +130,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	if (since && dataset_parse_since(&o.since, since))
 		return cli_usage("train", "%s", pt_error_last());
 	o.max_rows = (size_t)max_rows;
+	o.max_bytes = (size_t)max_mib << 20;
 	if (strcmp(task, "fix") && strcmp(task, "risk") && strcmp(task, "all"))
 		return cli_usage("train", "--task is fix, risk or all");
 	memset(&pr, 0, sizeof(pr));

@@ -95,6 +95,7 @@ struct dataset {
 	 * a diff over a limit of pt.h), the first of these and why.
 	 */
 	size_t considered, capped, unreadable;
+	int budget_bound; /* capped by max_bytes, not by max_rows */
 	char unreadable_why[160];
 };
 
@@ -102,6 +103,13 @@ struct dataset_opts {
 	/* commit_date >= since; 0 = all; DATASET_SINCE_AUTO: the regime */
 	int64_t since;
 	size_t max_rows; /* keep the newest max_rows; 0 = all */
+	/*
+	 * Keep the newest rows that fit in max_bytes (dataset_bytes());
+	 * 0 = no limit.  The rows are read newest first, so what a budget
+	 * leaves out is the oldest, and a history of any length is read
+	 * in bounded memory.
+	 */
+	size_t max_bytes;
 	unsigned hash_bits;
 	/*
 	 * "reading the history" (the regime, the counts, the feature
@@ -117,6 +125,19 @@ struct dataset_opts {
  * a model's row count can be told apart.
  */
 int dataset_rows_note(struct buf *b, const struct dataset *ds);
+
+/*
+ * The default memory budget of the rows, in MiB (train and eval,
+ * --max-memory).  Measured on a synthetic 100k-commit history
+ * (tests/bench/kernelgen): rows 116 MiB, train's peak 436 MiB, the rest
+ * being the fits' copies and libgit2; 640 MiB of rows is about 550k such
+ * commits.  The peak at that size is not measured yet
+ * (docs/BENCHMARKS.md, kernel-size rehearsal).
+ */
+#define DATASET_DEFAULT_MIB 640
+
+/* Bytes the rows of DS hold. */
+size_t dataset_bytes(const struct dataset *ds);
 
 /* Build the rows of repository REPO_ID (its path is in repos.path). */
 int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
