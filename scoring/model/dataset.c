@@ -568,15 +568,16 @@ int dataset_rows_note(struct buf *b, const struct dataset *ds)
 {
 	int rc = buf_addf(b,
 			  "%zu of the %zu labelled commits from the regime "
-			  "start (%.0f MiB)",
-			  ds->n, ds->considered,
-			  (double)dataset_bytes(ds) / (1 << 20));
+			  "start",
+			  ds->n, ds->considered);
 
 	if (!rc && ds->capped)
-		rc = buf_addf(b, "; %zu oldest left out by %s", ds->capped,
+		rc = buf_addf(b, "; %zu oldest left out by %s (rows: %.0f MiB)",
+			      ds->capped,
 			      ds->budget_bound ? "the memory budget "
 						 "(--max-memory)"
-					       : "--max-rows");
+					       : "--max-rows",
+			      (double)dataset_bytes(ds) / (1 << 20));
 	if (!rc && ds->unreadable)
 		rc = buf_addf(b,
 			      "; %zu left out, not readable as a patch "
