@@ -587,8 +587,7 @@ int dataset_rows_note(struct buf *b, const struct dataset *ds)
 }
 
 /* Bytes a row holds in struct dataset beside its model_data row. */
-#define ROW_EXTRA                                                      \
-	(sizeof(int64_t) * 2 + sizeof(int) * 2 + sizeof(double) + 3)
+#define ROW_EXTRA (sizeof(int64_t) * 2 + sizeof(int) * 2 + sizeof(double) + 3)
 
 size_t dataset_bytes(const struct dataset *ds)
 {
@@ -603,13 +602,13 @@ static int full(const struct dataset *ds, const struct dataset_opts *o)
 	return o->max_bytes && dataset_bytes(ds) >= o->max_bytes;
 }
 
-#define REV(T, a)                                              \
-	do {                                                   \
-		for (i = 0, j = ds->n - 1; i < j; i++, j--) {  \
-			T t_ = (a)[i];                         \
-			(a)[i] = (a)[j];                       \
-			(a)[j] = t_;                           \
-		}                                              \
+#define REV(T, a)                                             \
+	do {                                                  \
+		for (i = 0, j = ds->n - 1; i < j; i++, j--) { \
+			T t_ = (a)[i];                        \
+			(a)[i] = (a)[j];                      \
+			(a)[j] = t_;                          \
+		}                                             \
 	} while (0)
 
 /* Rows read newest first back in time order. */
@@ -751,8 +750,7 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	if (rc)
 		goto out;
 	ds->capped = total - seen;
-	ds->budget_bound = ds->capped && !(o->max_rows &&
-					   ds->n >= o->max_rows);
+	ds->budget_bound = ds->capped && !(o->max_rows && ds->n >= o->max_rows);
 	dataset_reverse(ds);
 	*out = ds;
 	ds = NULL;

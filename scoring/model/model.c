@@ -159,11 +159,11 @@ static void rev_sparse(struct model_sparse *a, size_t n)
 	}
 }
 
-#define SWAP(T, a, b)        \
-	do {                 \
-		T t_ = (a);  \
-		(a) = (b);   \
-		(b) = t_;    \
+#define SWAP(T, a, b)       \
+	do {                \
+		T t_ = (a); \
+		(a) = (b);  \
+		(b) = t_;   \
 	} while (0)
 
 void model_data_reverse(struct model_data *d)
@@ -196,8 +196,7 @@ void model_data_reverse(struct model_data *d)
 size_t model_data_bytes(const struct model_data *d)
 {
 	return d->n * (d->ntab * sizeof(*d->tab) + sizeof(*d->sp_start) +
-		       sizeof(*d->y) + sizeof(*d->time) +
-		       sizeof(*d->effort)) +
+		       sizeof(*d->y) + sizeof(*d->time) + sizeof(*d->effort)) +
 	       d->nsp * sizeof(*d->sp);
 }
 
