@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "scoring/patch/mbox.h"
+#include "scoring/util/gitlimits.h"
 
 #define ARCHIVE_BLOCK (1u << 20)
 #define ARCHIVE_MAX_EPOCHS 10000u
@@ -101,35 +102,10 @@ out:
 #define PI_MWINDOW_SIZE (8 << 20)
 #define PI_MWINDOW_MAPPED (32 << 20)
 
-struct pi_limits {
-	ssize_t cache_max;
-	size_t window, mapped;
-};
-
-static void pi_limits_set(struct pi_limits *old)
-{
-	ssize_t used = 0;
-
-	git_libgit2_opts(GIT_OPT_GET_CACHED_MEMORY, &used, &old->cache_max);
-	git_libgit2_opts(GIT_OPT_GET_MWINDOW_SIZE, &old->window);
-	git_libgit2_opts(GIT_OPT_GET_MWINDOW_MAPPED_LIMIT, &old->mapped);
-	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)PI_CACHE_MAX);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)PI_MWINDOW_SIZE);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT,
-			 (size_t)PI_MWINDOW_MAPPED);
-}
-
-static void pi_limits_put(const struct pi_limits *old)
-{
-	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, old->cache_max);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, old->window);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, old->mapped);
-}
-
 int archive_pi_foreach(struct archive_walk *out, const char *gitdir,
 		       const char *since, archive_msg_cb cb, void *ctx)
 {
-	struct pi_limits lim;
+	struct pt_git_limits lim;
 	git_repository *repo = NULL;
 	git_revwalk *w = NULL;
 	git_oid oid;
@@ -138,7 +114,8 @@ int archive_pi_foreach(struct archive_walk *out, const char *gitdir,
 	memset(out, 0, sizeof(*out));
 	git_libgit2_init();
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
-	pi_limits_set(&lim);
+	pt_git_limits_set(&lim, PI_CACHE_MAX, PI_MWINDOW_SIZE,
+			  PI_MWINDOW_MAPPED);
 	if (git_repository_open_ext(&repo, gitdir,
 				    GIT_REPOSITORY_OPEN_NO_SEARCH |
 					    GIT_REPOSITORY_OPEN_BARE,
@@ -171,7 +148,7 @@ int archive_pi_foreach(struct archive_walk *out, const char *gitdir,
 out:
 	git_revwalk_free(w);
 	git_repository_free(repo);
-	pi_limits_put(&lim);
+	pt_git_limits_put(&lim);
 	git_libgit2_shutdown();
 	return rc < 0 ? rc : 0;
 }

@@ -17,6 +17,7 @@
 
 #include "scoring/patch/patch.h"
 #include "scoring/store/db_row.h"
+#include "scoring/util/gitlimits.h"
 
 const char *dataset_task_name(enum dataset_task t)
 {
@@ -641,31 +642,6 @@ static void dataset_reverse(struct dataset *ds)
 #define DS_MWINDOW_SIZE (32 << 20)
 #define DS_MWINDOW_MAPPED (128 << 20)
 
-struct ds_limits {
-	ssize_t cache_max;
-	size_t window, mapped;
-};
-
-static void ds_limits_set(struct ds_limits *old)
-{
-	ssize_t used = 0;
-
-	git_libgit2_opts(GIT_OPT_GET_CACHED_MEMORY, &used, &old->cache_max);
-	git_libgit2_opts(GIT_OPT_GET_MWINDOW_SIZE, &old->window);
-	git_libgit2_opts(GIT_OPT_GET_MWINDOW_MAPPED_LIMIT, &old->mapped);
-	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)DS_CACHE_MAX);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)DS_MWINDOW_SIZE);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT,
-			 (size_t)DS_MWINDOW_MAPPED);
-}
-
-static void ds_limits_put(const struct ds_limits *old)
-{
-	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, old->cache_max);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, old->window);
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, old->mapped);
-}
-
 /* A stage with total 0 has no unit: it is only named. */
 static void say_rows(const struct dataset_opts *o, const char *stage,
 		     size_t done, size_t total)
@@ -685,7 +661,7 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	git_repository *repo = NULL;
 	sqlite3_stmt *st = NULL;
 	const char *path;
-	struct ds_limits lim;
+	struct pt_git_limits lim;
 	size_t cap = 0, total = 0, want, seen = 0;
 	int64_t since = 0;
 	int rc;
@@ -696,7 +672,8 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	ds = pt_calloc(1, sizeof(*ds));
 	if (!ds)
 		return PT_ENOMEM;
-	ds_limits_set(&lim);
+	pt_git_limits_set(&lim, DS_CACHE_MAX, DS_MWINDOW_SIZE,
+			  DS_MWINDOW_MAPPED);
 	rc = model_data_new(&ds->d, feat_names(), FEAT_NTAB);
 	if (!rc)
 		rc = dataset_regime(&ds->regime, db, repo_id, o->since);
@@ -759,7 +736,7 @@ out:
 	feat_ctx_free(fc);
 	git_repository_free(repo);
 	dataset_free(ds);
-	ds_limits_put(&lim);
+	pt_git_limits_put(&lim);
 	git_libgit2_shutdown();
 	return rc;
 }
