@@ -595,10 +595,15 @@ size_t dataset_bytes(const struct dataset *ds)
 	return model_data_bytes(ds->d) + ds->n * ROW_EXTRA;
 }
 
-/* Whether the rows read so far fill --max-rows or the memory budget. */
-static int full(const struct dataset *ds, const struct dataset_opts *o)
+/*
+ * Whether the SEEN newest labelled commits fill --max-rows (counted as
+ * commits, unreadable ones too: "the newest N commits") or the rows read
+ * from them the memory budget.
+ */
+static int full(const struct dataset *ds, const struct dataset_opts *o,
+		size_t seen)
 {
-	if (o->max_rows && ds->n >= o->max_rows)
+	if (o->max_rows && seen >= o->max_rows)
 		return 1;
 	return o->max_bytes && dataset_bytes(ds) >= o->max_bytes;
 }
@@ -717,7 +722,7 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	want = o->max_rows && o->max_rows < total ? o->max_rows : total;
 	say_rows(o, "features", 0, want);
 	/* newest first, so what a budget leaves out is the oldest */
-	while (!rc && !full(ds, o) && sqlite3_step(st) == SQLITE_ROW) {
+	while (!rc && !full(ds, o, seen) && sqlite3_step(st) == SQLITE_ROW) {
 		seen++;
 		rc = row_add(ds, fc, repo, st, o->hash_bits, &cap);
 		/* every row: the CLI draws at most a few a second, and a
@@ -727,7 +732,7 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	if (rc)
 		goto out;
 	ds->capped = total - seen;
-	ds->budget_bound = ds->capped && !(o->max_rows && ds->n >= o->max_rows);
+	ds->budget_bound = ds->capped && !(o->max_rows && seen >= o->max_rows);
 	dataset_reverse(ds);
 	*out = ds;
 	ds = NULL;
