@@ -401,3 +401,12 @@ void cli_print_json(const json_t *j)
 		puts(txt);
 	free(txt);
 }
+
+unsigned cli_default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > 2 ? 2 : (unsigned)n;
+}

@@ -64,6 +64,11 @@ int cli_state_dir(struct cli_ctx *ctx, const char **out);
 
 int cli_main(int argc, char **argv);
 
+/* --jobs N of the commands that use threads: 1..CLI_MAX_JOBS */
+#define CLI_MAX_JOBS 64
+/* Without --jobs: the online CPUs, at most 2. */
+unsigned cli_default_jobs(void);
+
 /* j on standard output, indented, keys in their order (a --json view). */
 void cli_print_json(const json_t *j);
 

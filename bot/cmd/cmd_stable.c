@@ -46,19 +46,6 @@
 #include "bot/cmd/cmd_stable_int.h"
 
 #define NREASONS 3
-#define MAX_JOBS 64    /* --jobs */
-#define DEFAULT_JOBS 2 /* at most this many without --jobs */
-
-/* The online CPUs, at most DEFAULT_JOBS. */
-static size_t default_jobs(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (n < 1)
-		return 1;
-	return n > DEFAULT_JOBS ? DEFAULT_JOBS : (size_t)n;
-}
-
 static int parse(struct opts *o, int argc, char **argv)
 {
 	long long top = 0, jobs;
@@ -72,14 +59,14 @@ static int parse(struct opts *o, int argc, char **argv)
 		OPTION_STRING(0, "mbox", &o->mbox),
 		OPTION_STRING(0, "version", &o->version),
 		OPTION_INT(0, "top", &top, 0, OPT_NOMAX),
-		OPTION_INT(0, "jobs", &jobs, 1, MAX_JOBS),
+		OPTION_INT(0, "jobs", &jobs, 1, CLI_MAX_JOBS),
 		OPTION_DOUBLE(0, "threshold", &o->threshold, 0, 1),
 		OPTION_END,
 	};
 
 	memset(o, 0, sizeof(*o));
 	o->threshold = 0.5;
-	o->jobs = default_jobs();
+	o->jobs = cli_default_jobs();
 	jobs = (long long)o->jobs;
 	rc = opt_parse("stable", opts, argc, argv, NULL, 0, &npos);
 	if (rc)
