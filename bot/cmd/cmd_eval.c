@@ -44,7 +44,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 	struct db *db;
 	int64_t repo_id;
 	long long folds, horizon, max_rows = 0;
-	long long max_mib = DATASET_DEFAULT_MIB;
+	long long max_mib = DATASET_DEFAULT_MIB, jobs = cli_default_jobs();
 	size_t npos;
 	int rc;
 	const struct opt opts[] = {
@@ -56,6 +56,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_INT(0, "horizon", &horizon, 0, INT_MAX),
 		OPTION_INT(0, "max-rows", &max_rows, 0, OPT_NOMAX),
 		OPTION_INT(0, "max-memory", &max_mib, 0, 1 << 20),
+		OPTION_INT(0, "jobs", &jobs, 1, CLI_MAX_JOBS),
 		OPTION_STRING(0, "since", &since),
 		OPTION_END,
 	};
@@ -76,6 +77,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 		o.horizon = (int64_t)horizon * 86400;
 	dopt.max_rows = (size_t)max_rows;
 	dopt.max_bytes = (size_t)max_mib << 20;
+	dopt.jobs = (unsigned)jobs;
 	if (!strcmp(task, "fix"))
 		o.tasks = 1;
 	else if (!strcmp(task, "risk"))

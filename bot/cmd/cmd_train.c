@@ -110,6 +110,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	struct db *db;
 	int64_t repo_id;
 	long long max_rows = 0, max_mib = DATASET_DEFAULT_MIB;
+	long long jobs = cli_default_jobs();
 	size_t npos;
 	int rc;
 	const struct opt opts[] = {
@@ -118,6 +119,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 		OPTION_STRING(0, "since", &since),
 		OPTION_INT(0, "max-rows", &max_rows, 0, OPT_NOMAX),
 		OPTION_INT(0, "max-memory", &max_mib, 0, 1 << 20),
+		OPTION_INT(0, "jobs", &jobs, 1, CLI_MAX_JOBS),
 		OPTION_END,
 	};
 
@@ -131,6 +133,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage("train", "%s", pt_error_last());
 	o.max_rows = (size_t)max_rows;
 	o.max_bytes = (size_t)max_mib << 20;
+	o.jobs = (unsigned)jobs;
 	if (strcmp(task, "fix") && strcmp(task, "risk") && strcmp(task, "all"))
 		return cli_usage("train", "--task is fix, risk or all");
 	memset(&pr, 0, sizeof(pr));

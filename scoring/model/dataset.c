@@ -6,6 +6,7 @@
  * label regime that decides which rows both use.
  */
 #include "scoring/model/dataset.h"
+#include "scoring/model/dataset_int.h"
 
 #include <git2.h>
 #include <math.h>
@@ -165,97 +166,6 @@ void dataset_set_labels(struct dataset *ds, enum dataset_task t, int64_t asof)
 		ds->d->y[i] = t == TASK_FIX
 				      ? ds->fix[i]
 				      : ds->bug[i] && ds->discovered[i] < asof;
-}
-
-static int grow(struct dataset *ds, size_t cap)
-{
-	void *p;
-
-#define G(f)                                                     \
-	do {                                                     \
-		p = pt_reallocarray(ds->f, cap, sizeof(*ds->f)); \
-		if (!p)                                          \
-			return PT_ENOMEM;                        \
-		ds->f = p;                                       \
-	} while (0)
-	G(commit_id);
-	G(fix);
-	G(bug);
-	G(discovered);
-	G(negok);
-	G(keyword);
-	G(has_reviewed);
-	G(has_tested);
-#undef G
-	return 0;
-}
-
-/* A labelled commit left out: it cannot be read as a patch. */
-static void unreadable(struct dataset *ds, const char *why)
-{
-	if (!ds->unreadable++)
-		snprintf(ds->unreadable_why, sizeof(ds->unreadable_why), "%s",
-			 why ? why : "?");
-}
-
-static int row_add(struct dataset *ds, struct feat_ctx *fc,
-		   git_repository *repo, sqlite3_stmt *st, unsigned bits,
-		   size_t *cap)
-{
-	const char *sha = (const char *)sqlite3_column_text(st, 1);
-	struct feat_vec v;
-	struct patch *p = NULL;
-	git_commit *commit = NULL;
-	git_oid oid;
-	size_t i = ds->n;
-	int rc;
-
-	if (!sha || git_oid_fromstr(&oid, sha) ||
-	    git_commit_lookup(&commit, repo, &oid)) {
-		char why[96];
-
-		git_error_clear();
-		snprintf(why, sizeof(why),
-			 "commit '%.12s': not in the object database",
-			 sha ? sha : "?");
-		unreadable(ds, why);
-		return 0;
-	}
-	rc = patch_from_commit(&p, repo, commit);
-	git_commit_free(commit);
-	if (rc && rc != PT_ENOMEM)
-		unreadable(ds, pt_error_last());
-	if (rc)
-		return rc == PT_ENOMEM ? rc : 0;
-	rc = feat_compute(&v, fc, p, NULL, bits, 0);
-	if (rc)
-		goto out;
-	if (i == *cap) {
-		*cap = *cap ? *cap * 2 : 1024;
-		rc = grow(ds, *cap);
-		if (rc)
-			goto out;
-	}
-	ds->commit_id[i] = sqlite3_column_int64(st, 0);
-	ds->fix[i] = sqlite3_column_int(st, 3) != 0;
-	ds->bug[i] = sqlite3_column_int(st, 4) != 0;
-	ds->discovered[i] = sqlite3_column_type(st, 5) == SQLITE_NULL
-				    ? INT64_MAX
-				    : sqlite3_column_int64(st, 5);
-	ds->negok[i] = sqlite3_column_int(st, 6) != 0;
-	ds->keyword[i] = dataset_keyword_score(p);
-	ds->has_reviewed[i] = v.tab[FEAT_N_REVIEWED] > 0 ||
-			      v.tab[FEAT_N_ACKED] > 0;
-	ds->has_tested[i] = v.tab[FEAT_N_TESTED] > 0;
-	rc = model_data_add(ds->d, v.tab, v.sp, v.nsp, ds->fix[i],
-			    sqlite3_column_int64(st, 2),
-			    (double)(p->added + p->removed) + 1);
-	if (!rc)
-		ds->n++;
-out:
-	feat_vec_free(&v);
-	patch_free(p);
-	return rc;
 }
 
 /* ---- label regime --------------------------------------------------- */
@@ -595,19 +505,6 @@ size_t dataset_bytes(const struct dataset *ds)
 	return model_data_bytes(ds->d) + ds->n * ROW_EXTRA;
 }
 
-/*
- * Whether the SEEN newest labelled commits fill --max-rows (counted as
- * commits, unreadable ones too: "the newest N commits") or the rows read
- * from them the memory budget.
- */
-static int full(const struct dataset *ds, const struct dataset_opts *o,
-		size_t seen)
-{
-	if (o->max_rows && seen >= o->max_rows)
-		return 1;
-	return o->max_bytes && dataset_bytes(ds) >= o->max_bytes;
-}
-
 #define REV(T, a)                                             \
 	do {                                                  \
 		for (i = 0, j = ds->n - 1; i < j; i++, j--) { \
@@ -647,17 +544,6 @@ static void dataset_reverse(struct dataset *ds)
 #define DS_MWINDOW_SIZE (32 << 20)
 #define DS_MWINDOW_MAPPED (128 << 20)
 
-/* A stage with total 0 has no unit: it is only named. */
-static void say_rows(const struct dataset_opts *o, const char *stage,
-		     size_t done, size_t total)
-{
-	struct pt_progress_report r = { stage, total ? "commits" : NULL,
-					done,  total,
-					0,     NULL };
-
-	pt_progress_report(&o->progress, &r);
-}
-
 int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		  const struct dataset_opts *o)
 {
@@ -665,14 +551,15 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	struct feat_ctx *fc = NULL;
 	git_repository *repo = NULL;
 	sqlite3_stmt *st = NULL;
-	const char *path;
+	const char *col;
+	char *path = NULL;
 	struct pt_git_limits lim;
-	size_t cap = 0, total = 0, want, seen = 0;
+	size_t total = 0, want, seen = 0;
 	int64_t since = 0;
 	int rc;
 
 	*out = NULL;
-	say_rows(o, "reading the history", 0, 0);
+	dataset_say(o, "reading the history", 0, 0);
 	git_libgit2_init();
 	ds = pt_calloc(1, sizeof(*ds));
 	if (!ds)
@@ -694,12 +581,17 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		goto out;
 	sqlite3_bind_int64(st, 1, repo_id);
 	if (sqlite3_step(st) != SQLITE_ROW ||
-	    !(path = (const char *)sqlite3_column_text(st, 0))) {
+	    !(col = (const char *)sqlite3_column_text(st, 0))) {
 		rc = pt_error_set(PT_ENOTFOUND, "no mined repository %lld",
 				  (long long)repo_id);
 		goto out;
 	}
 	ds->newest = sqlite3_column_int64(st, 1);
+	path = pt_strdup(col);
+	if (!path) {
+		rc = PT_ENOMEM;
+		goto out;
+	}
 	if (git_repository_open(&repo, path)) {
 		rc = pt_error_set(PT_EIO, "cannot open repository '%s': %s",
 				  path, git_error_last()->message);
@@ -720,15 +612,9 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 	sqlite3_bind_int64(st, 1, repo_id);
 	sqlite3_bind_int64(st, 2, since);
 	want = o->max_rows && o->max_rows < total ? o->max_rows : total;
-	say_rows(o, "features", 0, want);
+	dataset_say(o, "features", 0, want);
 	/* newest first, so what a budget leaves out is the oldest */
-	while (!rc && !full(ds, o, seen) && sqlite3_step(st) == SQLITE_ROW) {
-		seen++;
-		rc = row_add(ds, fc, repo, st, o->hash_bits, &cap);
-		/* every row: the CLI draws at most a few a second, and a
-		   row of a big commit can take a while */
-		say_rows(o, "features", seen, want);
-	}
+	rc = dataset_read(ds, db, repo_id, path, repo, fc, st, o, want, &seen);
 	if (rc)
 		goto out;
 	ds->capped = total - seen;
@@ -740,6 +626,7 @@ out:
 	sqlite3_finalize(st);
 	feat_ctx_free(fc);
 	git_repository_free(repo);
+	free(path);
 	dataset_free(ds);
 	pt_git_limits_put(&lim);
 	git_libgit2_shutdown();

@@ -112,6 +112,12 @@ struct dataset_opts {
 	size_t max_bytes;
 	unsigned hash_bits;
 	/*
+	 * Threads that read the rows (each its own repository handle and
+	 * feature statements); 0 or 1: this one only.  The rows are the
+	 * same for any number.
+	 */
+	unsigned jobs;
+	/*
 	 * "reading the history" (the regime, the counts, the feature
 	 * context) without a unit, then "features: done/total commits"
 	 */
