@@ -566,6 +566,9 @@ int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		return PT_ENOMEM;
 	pt_git_limits_set(&lim, DS_CACHE_MAX, DS_MWINDOW_SIZE,
 			  DS_MWINDOW_MAPPED);
+	/* as mining (history.c): objects of the repository's own packs are
+	   not hashed again on every read, as git does not */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	rc = model_data_new(&ds->d, feat_names(), FEAT_NTAB);
 	if (!rc)
 		rc = dataset_regime(&ds->regime, db, repo_id, o->since);
