@@ -26,6 +26,7 @@
 #include "scoring/history/history_int.h"
 #include "scoring/history/labels.h"
 #include "scoring/store/db_row.h"
+#include "scoring/util/gitlimits.h"
 
 static double now_s(void)
 {
@@ -321,6 +322,7 @@ int mine_run(struct mine_result *res, struct db *db, const struct mine_opts *o)
 	git_repository *repo = NULL;
 	char *tip = NULL;
 	size_t merges = 0;
+	struct pt_git_limits lim;
 	double t0 = now_s();
 	int rc, winit = 0;
 
@@ -334,15 +336,13 @@ int mine_run(struct mine_result *res, struct db *db, const struct mine_opts *o)
 	 * is per repository handle (one per thread): keep it small.
 	 */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
-	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(32 << 20));
 	/*
 	 * libgit2 maps packs in 1 GiB windows, up to 8 GiB, so all of a pack
 	 * read stays mapped and counts in the peak RSS (DPDK's 167 MB pack:
 	 * 187 of 363 MiB).  32 MiB windows, at most 128 MiB mapped: 243 MiB,
-	 * for 3 s more sys time on DPDK.
+	 * for 3 s more sys time on DPDK.  Put back at the end.
 	 */
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)(32 << 20));
-	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)(128 << 20));
+	pt_git_limits_set(&lim, 32 << 20, 32 << 20, 128 << 20);
 	if (git_repository_open_ext(&repo, o->repo,
 				    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) {
 		rc = git_fail(PT_ENOTFOUND, o->repo);
@@ -394,6 +394,7 @@ out:
 	labels_conf_free(lc);
 	free(tip);
 	git_repository_free(repo);
+	pt_git_limits_put(&lim);
 	git_libgit2_shutdown();
 	return rc;
 }
