@@ -378,6 +378,9 @@ static int read_batches(struct dataset *ds, struct pool *pl, struct reader *r,
 		batch_run(pl, r, nr);
 		rc = batch_append(ds, pl, seen, &cap, &full);
 		batch_clear(pl);
+		/* from this thread too: the last row of a stage can be
+		   another reader's, and the last count is always drawn */
+		dataset_say(o, "features", *seen, pl->want);
 	}
 	return rc;
 }
