@@ -16,6 +16,7 @@
 
 #include <git2.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -276,6 +277,38 @@ static int diff_and_write(struct miner *m, struct writer *w, double t0)
 	return rc;
 }
 
+/*
+ * SQLite's default page cache is 2 MiB: the commits, files and features
+ * tables of a long history and their indexes are hundreds of MiB, so each
+ * insert and each pass re-read and spilled pages through pread/pwrite
+ * (12% of mining's samples on 100k commits).  The mining connection gets
+ * MINE_CACHE_KIB while it mines and its own size back after.
+ */
+#define MINE_CACHE_KIB (64 << 10)
+
+static int cache_size_get(struct db *db, int64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(&st, db, "PRAGMA cache_size");
+
+	if (rc)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else
+		rc = db_error(db, "reading the page cache size");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int cache_size_set(struct db *db, int64_t n)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = %lld", (long long)n);
+	return db_exec(db, sql);
+}
+
 static int passes(struct mine_result *res, struct db *db, git_repository *repo,
 		  const struct mine_opts *o, const struct labels_conf *lc,
 		  double t0)
@@ -324,7 +357,8 @@ int mine_run(struct mine_result *res, struct db *db, const struct mine_opts *o)
 	size_t merges = 0;
 	struct pt_git_limits lim;
 	double t0 = now_s();
-	int rc, winit = 0;
+	int64_t cache_old = 0;
+	int rc, winit = 0, cache_set = 0;
 
 	memset(res, 0, sizeof(*res));
 	memset(&w, 0, sizeof(w));
@@ -349,6 +383,9 @@ int mine_run(struct mine_result *res, struct db *db, const struct mine_opts *o)
 		goto out;
 	}
 	rc = labels_conf_load(&lc, o->labels_conf);
+	if (!rc && !(rc = cache_size_get(db, &cache_old)) &&
+	    !(rc = cache_size_set(db, -(int64_t)MINE_CACHE_KIB)))
+		cache_set = 1;
 	if (!rc)
 		rc = repo_row(&res->repo_id, &tip, db, o->repo);
 	if (rc)
@@ -390,6 +427,11 @@ out:
 		pthread_cond_destroy(&m->space);
 		free(m->ids);
 		free(m);
+	}
+	if (cache_set) {
+		int prc = cache_size_set(db, cache_old);
+
+		rc = rc ? rc : prc;
 	}
 	labels_conf_free(lc);
 	free(tip);
