@@ -78,6 +78,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
 	dopt.max_rows = (size_t)max_rows;
 	dopt.max_bytes = (size_t)max_mib << 20;
 	dopt.jobs = (unsigned)jobs;
+	o.jobs = (unsigned)jobs;
 	if (!strcmp(task, "fix"))
 		o.tasks = 1;
 	else if (!strcmp(task, "risk"))

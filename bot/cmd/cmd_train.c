@@ -22,6 +22,7 @@
 struct train_show {
 	struct progress line;
 	const char *task;
+	unsigned jobs; /* --jobs: the liblinear fits side by side */
 	char stage[64];
 };
 
@@ -53,6 +54,7 @@ static int train_task(struct dataset *ds, enum dataset_task t,
 		goto out;
 	model_params_default(&p, MODEL_KIND_FULL);
 	p.task = pr->task;
+	p.jobs = pr->jobs;
 	p.tab_use = use;
 	p.progress = model_progress;
 	p.progress_ctx = pr;
@@ -137,6 +139,7 @@ int cmd_train(int argc, char **argv, struct cli_ctx *ctx)
 	if (strcmp(task, "fix") && strcmp(task, "risk") && strcmp(task, "all"))
 		return cli_usage("train", "--task is fix, risk or all");
 	memset(&pr, 0, sizeof(pr));
+	pr.jobs = o.jobs;
 	progress_init(&pr.line, ctx);
 	o.hash_bits = MODEL_HASH_BITS;
 	o.progress = progress_cb(&pr.line);

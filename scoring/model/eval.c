@@ -39,6 +39,7 @@ void eval_opts_default(struct eval_opts *o)
 	o->tasks = 3;
 	o->seed = 1;
 	o->bootstrap = 200;
+	o->jobs = 1;
 	o->title = "repository";
 }
 
@@ -177,6 +178,7 @@ static int train_predict(double *p, struct run *r, int m, unsigned k,
 	}
 	mp.task = dataset_task_name(r->task);
 	mp.tab_use = use;
+	mp.jobs = r->o->jobs;
 	mp.progress = model_phase;
 	mp.progress_ctx = &sm;
 	rc = model_train(&model, r->ds->d, tr, ntr, &mp);

@@ -28,6 +28,7 @@ struct eval_opts {
 	int tasks;	   /* 1 fix, 2 risk, 3 both */
 	uint64_t seed;
 	unsigned bootstrap;  /* resamples for intervals (200) */
+	unsigned jobs;	     /* threads for the liblinear fits (1) */
 	const char *title;   /* what was measured, for the report */
 	const char *command; /* how, for the report */
 	/*

@@ -212,6 +212,7 @@ void model_params_default(struct model_params *p, enum model_kind kind)
 	p->val_frac = 0.15;
 	p->cal_frac = 0.15;
 	p->oof_folds = 4;
+	p->jobs = 1;
 	p->max_rounds = 300;
 	p->depth = 5;
 	p->nthread = 1; /* OpenMP threads spin badly on a busy machine */

@@ -99,6 +99,7 @@ struct model_params {
 	unsigned hash_bits;	   /* MODEL_HASH_BITS */
 	double val_frac, cal_frac; /* 0.15 and 0.15 */
 	unsigned oof_folds;	   /* folds for the out-of-fold text score */
+	unsigned jobs; /* threads for the liblinear fits (1); same model */
 	/* XGBoost */
 	unsigned max_rounds, depth, nthread;
 	double eta, min_child_weight;

@@ -133,8 +133,35 @@ int model_pool_build(struct lr_pool *p, const struct pt_model *m,
 /* Train liblinear on pool rows pos[0..n); *sign as pt_model.lr_sign. */
 int model_lr_fit(struct model **out, double *sign, const struct lr_pool *p,
 		 const size_t *pos, size_t n, double C);
+/* The same without silencing liblinear (model_lr_quiet does, once). */
+int model_lr_fit_quiet(struct model **out, double *sign,
+		       const struct lr_pool *p, const size_t *pos, size_t n,
+		       double C);
+void model_lr_quiet(void);
 double model_pool_logit(const struct model *lr, double sign,
 			const struct feature_node *x);
+
+/* One fit of a batch (model_lrfits.c): pool rows pos[0..n) at C. */
+struct lr_fit {
+	const size_t *pos;
+	size_t n;
+	double C;
+	struct model *lr; /* out: NULL if the fit failed */
+	double sign;	  /* out, as pt_model.lr_sign */
+	int rc;
+	char err[256];
+};
+
+#define MODEL_MAX_JOBS 64
+/*
+ * Run fits[0..n) on up to p->jobs threads, saying `phase` through p's
+ * progress as they finish; the same models as one at a time.  On a
+ * failure the first failed fit's error is set (the others' models are
+ * still there for model_lr_fits_free).
+ */
+int model_lr_fit_all(struct lr_fit *fits, size_t n, const struct lr_pool *pool,
+		     const struct model_params *p, const char *phase);
+void model_lr_fits_free(struct lr_fit *fits, size_t n);
 /* The size columns, when both are there and used; ntab otherwise. */
 void model_size_cols(struct pt_model *m);
 double model_offset_value(const struct pt_model *m, const struct offset *o,

@@ -108,9 +108,22 @@ int model_pool_build(struct lr_pool *p, const struct pt_model *m,
 	return 0;
 }
 
-/* Train liblinear on pool rows pos[0..n). */
+void model_lr_quiet(void)
+{
+	set_print_string_function(quiet_print);
+}
+
 int model_lr_fit(struct model **out, double *sign, const struct lr_pool *p,
 		 const size_t *pos, size_t n, double C)
+{
+	model_lr_quiet();
+	return model_lr_fit_quiet(out, sign, p, pos, n, C);
+}
+
+/* Train liblinear on pool rows pos[0..n). */
+int model_lr_fit_quiet(struct model **out, double *sign,
+		       const struct lr_pool *p, const size_t *pos, size_t n,
+		       double C)
 {
 	struct parameter param;
 	struct problem prob;
@@ -146,7 +159,6 @@ int model_lr_fit(struct model **out, double *sign, const struct lr_pool *p,
 				  npos, n);
 		goto out;
 	}
-	set_print_string_function(quiet_print);
 	err = check_parameter(&prob, &param);
 	if (err) {
 		rc = pt_error_set(PT_EINVAL, "liblinear: %s", err);

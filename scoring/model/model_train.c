@@ -170,70 +170,104 @@ static double lr_auc(const struct model *lr, double sign,
 	return auc;
 }
 
-/* Pick C on the validation slice, then fit on fit+val into m->lr. */
-static int fit_linear(struct pt_model *m, const struct lr_pool *pool,
-		      const struct model_params *p, double *val_auc)
+/* Pick C on the validation slice: the grid's fits side by side. */
+static int choose_c(struct pt_model *m, const struct lr_pool *pool,
+		    const size_t *fv, const struct model_params *p,
+		    double *val_auc)
 {
-	size_t *fv = range(0, m->nfit + m->nval);
+	struct lr_fit f[NC];
 	double best = -1;
 	size_t c;
-	int rc = PT_ENOMEM;
+	int rc;
 
-	if (!fv)
-		goto out;
 	for (c = 0; c < NC; c++) {
-		struct model *lr;
-		double sign, auc;
+		f[c].pos = fv;
+		f[c].n = m->nfit;
+		f[c].C = c_grid[c];
+	}
+	rc = model_lr_fit_all(f, NC, pool, p, "choosing C");
+	for (c = 0; c < NC && !rc; c++) {
+		double auc =
+			lr_auc(f[c].lr, f[c].sign, pool, fv + m->nfit, m->nval);
 
-		progress(p, "choosing C", (double)c / NC);
-		rc = model_lr_fit(&lr, &sign, pool, fv, m->nfit, c_grid[c]);
-		if (rc)
-			goto out;
-		auc = lr_auc(lr, sign, pool, fv + m->nfit, m->nval);
-		free_and_destroy_model(&lr);
 		if (auc > best + 1e-9) {
 			best = auc;
 			m->C = c_grid[c];
 		}
 	}
+	model_lr_fits_free(f, NC);
 	*val_auc = best;
-	progress(p, "fitting the linear model", 1);
-	rc = model_lr_fit(&m->lr, &m->lr_sign, pool, fv, m->nfit + m->nval,
-			  m->C);
-out:
-	free(fv);
 	return rc;
 }
 
-/* Out-of-fold text logits for fit+val rows, final-model ones for cal. */
-static int oof_scores(double *text, struct pt_model *m,
-		      const struct lr_pool *pool, const struct model_params *p)
+/*
+ * The final linear model on fit+val into m->lr and, when text is not
+ * NULL, the out-of-fold folds beside it: text[] gets each fit+val row's
+ * logit from the fold that left it out, and the calibration rows' from
+ * the final model.
+ */
+static int final_and_folds(struct pt_model *m, const struct lr_pool *pool,
+			   const size_t *fv, const struct model_params *p,
+			   double *text)
 {
-	size_t nfv = m->nfit + m->nval, k, i, K = m->oof_folds;
-	size_t *train_pos = pt_calloc(nfv, sizeof(size_t));
-	int rc = 0;
+	size_t nfv = m->nfit + m->nval, K = text ? m->oof_folds : 0, k, i;
+	struct lr_fit *f = pt_calloc(K + 1, sizeof(*f));
+	size_t *pos = pt_calloc(K * nfv + 1, sizeof(size_t));
+	int rc = f && pos ? 0 : PT_ENOMEM;
 
-	if (!train_pos)
-		return PT_ENOMEM;
 	for (k = 0; k < K && !rc; k++) {
 		size_t lo = nfv * k / K, hi = nfv * (k + 1) / K, nt = 0;
-		struct model *lr;
-		double sign;
 
-		progress(p, "out-of-fold text scores", (double)k / K);
+		f[k + 1].pos = pos + k * nfv;
 		for (i = 0; i < nfv; i++)
 			if (i < lo || i >= hi)
-				train_pos[nt++] = i;
-		rc = model_lr_fit(&lr, &sign, pool, train_pos, nt, m->C);
-		if (rc)
-			break;
-		for (i = lo; i < hi; i++)
-			text[i] = model_pool_logit(lr, sign, pool->rows[i]);
-		free_and_destroy_model(&lr);
+				pos[k * nfv + nt++] = i;
+		f[k + 1].n = nt;
+		f[k + 1].C = m->C;
 	}
-	for (i = nfv; i < m->nrows; i++)
+	if (!rc) {
+		f[0].pos = fv;
+		f[0].n = nfv;
+		f[0].C = m->C;
+		rc = model_lr_fit_all(f, K + 1, pool, p,
+				      text ? "out-of-fold text scores"
+					   : "fitting the linear model");
+	}
+	for (k = 0; k < K && !rc; k++)
+		for (i = nfv * k / K; i < nfv * (k + 1) / K; i++)
+			text[i] = model_pool_logit(f[k + 1].lr, f[k + 1].sign,
+						   pool->rows[i]);
+	if (!rc) {
+		m->lr = f[0].lr;
+		m->lr_sign = f[0].sign;
+		f[0].lr = NULL;
+	}
+	for (i = nfv; !rc && text && i < m->nrows; i++)
 		text[i] = model_pool_logit(m->lr, m->lr_sign, pool->rows[i]);
-	free(train_pos);
+	if (f)
+		model_lr_fits_free(f, K + 1);
+	free(f);
+	free(pos);
+	return rc;
+}
+
+/*
+ * C on the validation slice, then the final fit on fit+val into m->lr
+ * (and the out-of-fold text scores when text is not NULL).
+ */
+static int fit_linear(struct pt_model *m, const struct lr_pool *pool,
+		      const struct model_params *p, double *val_auc,
+		      double *text)
+{
+	size_t *fv = range(0, m->nfit + m->nval);
+	int rc;
+
+	if (!fv)
+		return PT_ENOMEM;
+	rc = choose_c(m, pool, fv, p, val_auc);
+	if (!rc)
+		rc = final_and_folds(m, pool, fv, p, text);
+	free(fv);
 	return rc;
 }
 
@@ -278,13 +312,13 @@ int model_train(struct pt_model **out, const struct model_data *d,
 	rc = logit && calf && caly ? model_pool_build(&pool, m, d, idx, n)
 				   : PT_ENOMEM;
 	if (!rc)
-		rc = fit_linear(m, &pool, p, &val_lin);
+		rc = fit_linear(m, &pool, p, &val_lin,
+				m->kind == MODEL_KIND_FULL ? logit : NULL);
 	if (rc)
 		goto out;
 	for (i = 0; i < m->ncal; i++)
 		caly[i] = d->y[idx[base + i]];
 	if (m->kind == MODEL_KIND_FULL) {
-		rc = oof_scores(logit, m, &pool, p);
 		model_pool_free(&pool);
 		if (!rc)
 			rc = model_fit_trees(m, d, idx, logit, p, calf,

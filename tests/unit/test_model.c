@@ -6,7 +6,8 @@
  * loads and predicts the same.  Where risk is a smooth function of size
  * the trees' size offset beats none, is chosen, is explained (the
  * contributions and bias sum to the score), saves and loads; a manifest
- * from before the offset loads.
+ * from before the offset loads.  The liblinear fits on several threads
+ * make the same model files as on one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +304,91 @@ static void test_deterministic_save_load(void **state)
 	model_free(m1);
 	model_free(m2);
 	model_free(m3);
+	for (i = 0; i < 3; i++) {
+		snprintf(a, sizeof(a), "%s/a/%s", dir, files[i]);
+		unlink(a);
+		snprintf(b, sizeof(b), "%s/b/%s", dir, files[i]);
+		unlink(b);
+	}
+	snprintf(a, sizeof(a), "%s/a", dir);
+	rmdir(a);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	rmdir(b);
+	rmdir(dir);
+	free(idx);
+	model_data_free(d);
+}
+
+/* the progress callback's thread and how often it was called */
+struct seen_progress {
+	pthread_t caller;
+	int calls, other_thread;
+	double last;
+};
+
+static void note_progress(const char *phase, double done, void *ctx)
+{
+	struct seen_progress *s = ctx;
+
+	(void)phase;
+	s->calls++;
+	s->other_thread += !pthread_equal(pthread_self(), s->caller);
+	assert_true(done >= 0 && done <= 1);
+	s->last = done;
+}
+
+/*
+ * The liblinear fits side by side (jobs 3, more than the fits of some
+ * batches and than this machine's cores) make the same model files as
+ * one at a time, for each kind, and progress is said from the calling
+ * thread only.
+ */
+static void test_jobs_same_model(void **state)
+{
+	static const char *const files[] = { "manifest.json", "text.model",
+					     "trees.json" };
+	static const enum model_kind kinds[] = { MODEL_KIND_FULL,
+						 MODEL_KIND_TEXT };
+	struct model_data *d = make_data(1500, 6, 0);
+	size_t *idx = seq(0, 1200), i, k;
+	char dir[] = "/tmp/pt-model-XXXXXX", a[600], b[600];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	for (k = 0; k < 2; k++) {
+		struct seen_progress seen = { pthread_self(), 0, 0, 0 };
+		struct pt_model *m1, *m3;
+		struct model_params p;
+
+		params(&p, kinds[k]);
+		assert_int_equal(model_train(&m1, d, idx, 1200, &p), 0);
+		p.jobs = 3;
+		p.progress = note_progress;
+		p.progress_ctx = &seen;
+		assert_int_equal(model_train(&m3, d, idx, 1200, &p), 0);
+		assert_true(seen.calls >= 3);
+		assert_true(seen.last == 1.0);
+		assert_int_equal(seen.other_thread, 0);
+		assert_int_equal(model_save(m1, a), 0);
+		assert_int_equal(model_save(m3, b), 0);
+		for (i = 0; i < 3; i++) {
+			size_t la = 0, lb = 0;
+			char *x, *y;
+
+			if (kinds[k] == MODEL_KIND_TEXT && i == 2)
+				continue; /* a text model has no trees */
+			x = slurp(a, files[i], &la);
+			y = slurp(b, files[i], &lb);
+			assert_int_equal(la, lb);
+			assert_memory_equal(x, y, la);
+			free(x);
+			free(y);
+		}
+		model_free(m1);
+		model_free(m3);
+	}
 	for (i = 0; i < 3; i++) {
 		snprintf(a, sizeof(a), "%s/a/%s", dir, files[i]);
 		unlink(a);
@@ -659,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_shuffled_labels),
 		cmocka_unit_test(test_calibration),
 		cmocka_unit_test(test_deterministic_save_load),
+		cmocka_unit_test(test_jobs_same_model),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_offset),
 		cmocka_unit_test(test_manifest_without_offset),
