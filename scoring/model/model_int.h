@@ -130,10 +130,11 @@ void model_pool_free(struct lr_pool *p);
 /* The rows idx[0..n) of d: sparse, or dense for tablr. */
 int model_pool_build(struct lr_pool *p, const struct pt_model *m,
 		     const struct model_data *d, const size_t *idx, size_t n);
-/* Train liblinear on pool rows pos[0..n); *sign as pt_model.lr_sign. */
-int model_lr_fit(struct model **out, double *sign, const struct lr_pool *p,
-		 const size_t *pos, size_t n, double C);
-/* The same without silencing liblinear (model_lr_quiet does, once). */
+/*
+ * Train liblinear on pool rows pos[0..n); *sign as pt_model.lr_sign.
+ * Call model_lr_quiet() first (once: it sets liblinear's print
+ * function, which threads must not race on).
+ */
 int model_lr_fit_quiet(struct model **out, double *sign,
 		       const struct lr_pool *p, const size_t *pos, size_t n,
 		       double C);
@@ -141,7 +142,15 @@ void model_lr_quiet(void);
 double model_pool_logit(const struct model *lr, double sign,
 			const struct feature_node *x);
 
-/* One fit of a batch (model_lrfits.c): pool rows pos[0..n) at C. */
+/*
+ * fn(k, ctx) for k in [0, n) on up to `jobs` threads (model_par.c), and
+ * tick(ctx, jobs done) from the calling thread as they finish and every
+ * quarter second; on one thread when jobs is 1 or no thread starts.
+ */
+void model_par_run(size_t n, unsigned jobs, void (*fn)(size_t k, void *ctx),
+		   void (*tick)(void *ctx, size_t done), void *ctx);
+
+/* One fit of a batch (model_par.c): pool rows pos[0..n) at C. */
 struct lr_fit {
 	const size_t *pos;
 	size_t n;

@@ -113,13 +113,6 @@ void model_lr_quiet(void)
 	set_print_string_function(quiet_print);
 }
 
-int model_lr_fit(struct model **out, double *sign, const struct lr_pool *p,
-		 const size_t *pos, size_t n, double C)
-{
-	model_lr_quiet();
-	return model_lr_fit_quiet(out, sign, p, pos, n, C);
-}
-
 /* Train liblinear on pool rows pos[0..n). */
 int model_lr_fit_quiet(struct model **out, double *sign,
 		       const struct lr_pool *p, const size_t *pos, size_t n,
@@ -350,7 +343,8 @@ int model_offset_fit(struct offset *o, const struct pt_model *m,
 		goto out;
 	rc = pool_dense(&pool, m, o, d, idx, m->nfit);
 	if (!rc)
-		rc = model_lr_fit(&lr, &sign, &pool, pos, m->nfit, OFFSET_C);
+		rc = model_lr_fit_quiet(&lr, &sign, &pool, pos, m->nfit,
+					OFFSET_C);
 	if (rc)
 		goto out;
 	for (k = 0; k <= nf; k++)

@@ -5,6 +5,8 @@
  * (each the simplest within one standard error of the best).
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +194,19 @@ static int tree_rounds(unsigned *rounds, double *best, double *bestmv,
 	return rc;
 }
 
+/* Step k of n of an outer phase: (k + done) / n of it. */
+struct sub_progress {
+	const struct model_params *outer;
+	unsigned k, n;
+};
+
+static void sub_say(const char *phase, double done, void *ctx)
+{
+	struct sub_progress *s = ctx;
+
+	progress(s->outer, phase, ((double)s->k + done) / (double)s->n);
+}
+
 /* What the validation slice chose for one offset. */
 struct tree_choice {
 	unsigned depth, rounds;
@@ -234,9 +249,14 @@ static int choose_depth(struct tree_choice *out, struct pt_model *m,
 	if (nd == 1)
 		depth[0] = p->depth;
 	for (k = 0; k < nd && !rc; k++) {
+		struct sub_progress sp = { p, k, nd };
+		struct model_params q = *p;
+
+		q.progress = p->progress ? sub_say : NULL;
+		q.progress_ctx = &sp;
 		m->depth = depth[k];
 		rc = tree_rounds(&rounds[k], &auc[k], bm[k], m, dfit, dval, mv,
-				 off ? off + m->nfit : NULL, yv, p);
+				 off ? off + m->nfit : NULL, yv, &q);
 		if (auc[k] > best)
 			best = auc[k];
 	}
@@ -302,6 +322,128 @@ static int offset_rows(double **out, const struct pt_model *m,
 	return 0;
 }
 
+/* ---- the offsets side by side --------------------------------------------- */
+
+struct cands;
+
+/* One offset tried: its fit, its rows' values and its depth and rounds. */
+struct cand {
+	struct pt_model mc; /* a copy: choose_depth sets its depth */
+	enum model_offset kind;
+	struct offset o;
+	double *off;
+	struct tree_choice ch;
+	int rc;
+	char err[256];
+	atomic_uint permille; /* its share done, for progress */
+	struct cands *all;
+};
+
+struct cands {
+	struct cand c[3];
+	size_t n;
+	const struct model_data *d;
+	const size_t *idx;
+	const double *text;
+	const int *yv;
+	size_t np;
+	const struct model_params *p;
+	pthread_t caller;
+};
+
+static void cands_say(struct cands *cs)
+{
+	unsigned sum = 0;
+	size_t c;
+
+	for (c = 0; c < cs->n; c++)
+		sum += atomic_load(&cs->c[c].permille);
+	progress(cs->p, "choosing the trees",
+		 (double)sum / (1000.0 * (double)cs->n));
+}
+
+/* A candidate's progress; said at once when it runs on the caller. */
+static void cand_say(const char *phase, double done, void *ctx)
+{
+	struct cand *c = ctx;
+
+	(void)phase;
+	atomic_store(&c->permille, (unsigned)(done * 999));
+	if (pthread_equal(pthread_self(), c->all->caller))
+		cands_say(c->all);
+}
+
+static void cand_tick(void *ctx, size_t done)
+{
+	(void)done;
+	cands_say(ctx);
+}
+
+static void cand_job(size_t k, void *ctx)
+{
+	struct cands *cs = ctx;
+	struct cand *c = &cs->c[k];
+	struct model_params q = *cs->p;
+
+	q.progress = cs->p->progress ? cand_say : NULL;
+	q.progress_ctx = c;
+	c->rc = model_offset_fit(&c->o, &c->mc, cs->d, cs->idx, c->kind);
+	if (!c->rc)
+		c->rc = offset_rows(&c->off, &c->mc, &c->o, cs->d, cs->idx);
+	if (!c->rc)
+		c->rc = choose_depth(&c->ch, &c->mc, cs->d, cs->idx, cs->text,
+				     c->off, cs->yv, cs->np, &q);
+	if (c->rc)
+		snprintf(c->err, sizeof(c->err), "%s", pt_error_last());
+	atomic_store(&c->permille, 1000);
+}
+
+/*
+ * Every offset's choice, on up to p->jobs threads (each has its own
+ * matrices and boosters, one XGBoost thread each): into cand, off and
+ * ch in kinds' order.  The first failed one's error is set.
+ */
+static int run_candidates(struct offset *cand, double **off,
+			  struct tree_choice *ch,
+			  const enum model_offset *kinds, size_t nk,
+			  const struct pt_model *m, const struct model_data *d,
+			  const size_t *idx, const double *text, const int *yv,
+			  size_t np, const struct model_params *p)
+{
+	struct cands *cs = pt_calloc(1, sizeof(*cs));
+	size_t c;
+	int rc = 0;
+
+	if (!cs)
+		return PT_ENOMEM;
+	*cs = (struct cands){ .n = nk,
+			      .d = d,
+			      .idx = idx,
+			      .text = text,
+			      .yv = yv,
+			      .np = np,
+			      .p = p,
+			      .caller = pthread_self() };
+	for (c = 0; c < nk; c++) {
+		cs->c[c].mc = *m;
+		cs->c[c].kind = kinds[c];
+		cs->c[c].all = cs;
+		atomic_init(&cs->c[c].permille, 0);
+	}
+	model_lr_quiet();
+	progress(p, "choosing the trees", 0);
+	model_par_run(nk, p->jobs, cand_job, cand_tick, cs);
+	for (c = 0; c < nk; c++) {
+		cand[c] = cs->c[c].o;
+		off[c] = cs->c[c].off;
+		ch[c] = cs->c[c].ch;
+		if (!rc && cs->c[c].rc)
+			rc = pt_error_set(cs->c[c].rc, "%s", cs->c[c].err);
+	}
+	free(cs);
+	return rc;
+}
+
 /*
  * The offset, depth and rounds chosen on val with trees fit on fit;
  * final trees on fit+val from the same offset (fit on fit alone).  The
@@ -337,16 +479,9 @@ int model_fit_trees(struct pt_model *m, const struct model_data *d,
 		goto out;
 	for (i = 0; i < m->nval; i++)
 		np += (yv[i] = d->y[idx[m->nfit + i]]) != 0;
-	for (c = 0, rc = 0; c < nk && !rc; c++) {
-		progress(p, "choosing the offset", (double)c / (double)nk);
-		rc = model_offset_fit(&cand[c], m, d, idx, kinds[c]);
-		if (!rc)
-			rc = offset_rows(&off[c], m, &cand[c], d, idx);
-		if (!rc)
-			rc = choose_depth(&ch[c], m, d, idx, text, off[c], yv,
-					  np, p);
-		if (rc)
-			break;
+	rc = run_candidates(cand, off, ch, kinds, nk, m, d, idx, text, yv, np,
+			    p);
+	for (c = 0; c < nk && !rc; c++) {
 		if (ch[c].auc > best + 1e-9) {
 			best = ch[c].auc;
 			top = c;
