@@ -542,7 +542,7 @@ static void dataset_reverse(struct dataset *ds)
  */
 #define DS_CACHE_MAX (32 << 20)
 #define DS_MWINDOW_SIZE (32 << 20)
-#define DS_MWINDOW_MAPPED (128 << 20)
+#define DS_MWINDOW_MAPPED ((size_t)768 << 20) /* as mining's, history.c */
 
 int dataset_build(struct dataset **out, struct db *db, int64_t repo_id,
 		  const struct dataset_opts *o)
