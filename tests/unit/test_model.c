@@ -230,6 +230,43 @@ static char *slurp(const char *dir, const char *file, size_t *len)
 	return buf_detach(&b, len);
 }
 
+/* The files of two model folders are the same bytes (and not empty). */
+static void same_files(const char *a, const char *b, const char *const *files,
+		       size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		size_t la, lb;
+		char *x = slurp(a, files[i], &la), *y = slurp(b, files[i], &lb);
+
+		assert_int_equal(la, lb);
+		assert_true(la > 10);
+		assert_memory_equal(x, y, la);
+		free(x);
+		free(y);
+	}
+}
+
+/* Remove DIR/a and DIR/b with the files they may hold, then DIR. */
+static void rm_pair(const char *dir, const char *const *files, size_t n)
+{
+	char path[600];
+	size_t i;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/%c/%s", dir, "ab"[k],
+				 files[i]);
+			unlink(path);
+		}
+		snprintf(path, sizeof(path), "%s/%c", dir, "ab"[k]);
+		rmdir(path);
+	}
+	rmdir(dir);
+}
+
 static void test_deterministic_save_load(void **state)
 {
 	static const char *const files[] = { "manifest.json", "text.model",
@@ -263,16 +300,7 @@ static void test_deterministic_save_load(void **state)
 	assert_int_equal(model_save(m2, b), 0);
 	/* saving again replaces the directory */
 	assert_int_equal(model_save(m2, b), 0);
-	for (i = 0; i < 3; i++) {
-		size_t la, lb;
-		char *x = slurp(a, files[i], &la), *y = slurp(b, files[i], &lb);
-
-		assert_int_equal(la, lb);
-		assert_true(la > 10);
-		assert_memory_equal(x, y, la);
-		free(x);
-		free(y);
-	}
+	same_files(a, b, files, 3);
 	assert_int_equal(model_load(&m3, a), 0);
 	assert_string_equal(model_version(m3), model_version(m1));
 	assert_string_equal(model_note(m3, "label_regime"),
@@ -304,17 +332,7 @@ static void test_deterministic_save_load(void **state)
 	model_free(m1);
 	model_free(m2);
 	model_free(m3);
-	for (i = 0; i < 3; i++) {
-		snprintf(a, sizeof(a), "%s/a/%s", dir, files[i]);
-		unlink(a);
-		snprintf(b, sizeof(b), "%s/b/%s", dir, files[i]);
-		unlink(b);
-	}
-	snprintf(a, sizeof(a), "%s/a", dir);
-	rmdir(a);
-	snprintf(b, sizeof(b), "%s/b", dir);
-	rmdir(b);
-	rmdir(dir);
+	rm_pair(dir, files, 3);
 	free(idx);
 	model_data_free(d);
 }
@@ -350,7 +368,7 @@ static void test_jobs_same_model(void **state)
 	static const enum model_kind kinds[] = { MODEL_KIND_FULL,
 						 MODEL_KIND_TEXT };
 	struct model_data *d = make_data(1500, 6, 0);
-	size_t *idx = seq(0, 1200), i, k;
+	size_t *idx = seq(0, 1200), k;
 	char dir[] = "/tmp/pt-model-XXXXXX", a[600], b[600];
 
 	(void)state;
@@ -373,33 +391,12 @@ static void test_jobs_same_model(void **state)
 		assert_int_equal(seen.other_thread, 0);
 		assert_int_equal(model_save(m1, a), 0);
 		assert_int_equal(model_save(m3, b), 0);
-		for (i = 0; i < 3; i++) {
-			size_t la = 0, lb = 0;
-			char *x, *y;
-
-			if (kinds[k] == MODEL_KIND_TEXT && i == 2)
-				continue; /* a text model has no trees */
-			x = slurp(a, files[i], &la);
-			y = slurp(b, files[i], &lb);
-			assert_int_equal(la, lb);
-			assert_memory_equal(x, y, la);
-			free(x);
-			free(y);
-		}
+		/* a text model has no trees */
+		same_files(a, b, files, kinds[k] == MODEL_KIND_TEXT ? 2 : 3);
 		model_free(m1);
 		model_free(m3);
 	}
-	for (i = 0; i < 3; i++) {
-		snprintf(a, sizeof(a), "%s/a/%s", dir, files[i]);
-		unlink(a);
-		snprintf(b, sizeof(b), "%s/b/%s", dir, files[i]);
-		unlink(b);
-	}
-	snprintf(a, sizeof(a), "%s/a", dir);
-	rmdir(a);
-	snprintf(b, sizeof(b), "%s/b", dir);
-	rmdir(b);
-	rmdir(dir);
+	rm_pair(dir, files, 3);
 	free(idx);
 	model_data_free(d);
 }
