@@ -276,8 +276,10 @@ void stable_build_facts(struct stable_commit *sc, const struct treediff_file *f,
 }
 
 /*
- * A commit id in running text: 7..40 hex digits with a letter and a
- * digit, not part of a word, path, address or version ("v1.2-abc").
+ * A commit id in running text: 7..40 hex digits, not part of a word,
+ * path, address or version ("v1.2-abc"), with a letter and a digit if
+ * shorter than 12 (a number or a word of that length could name a
+ * commit by chance; one 12-digit abbreviation in 280 is all digits).
  */
 static int text_hex(char hex[41], const char *s, const char *start,
 		    const char *end)
@@ -293,7 +295,7 @@ static int text_hex(char hex[41], const char *s, const char *start,
 		return 0;
 	for (i = 0; i < n; i++)
 		digits += isdigit((unsigned char)s[i]) != 0;
-	if (!digits || digits == n)
+	if (n < 12 && (!digits || digits == n))
 		return 0;
 	memcpy(hex, s, n);
 	hex[n] = '\0';

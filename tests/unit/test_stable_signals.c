@@ -45,17 +45,36 @@ static void line_change(char out[41], const char *file, int line,
 }
 
 /*
+ * On top of HEAD, a commit whose 12-digit abbreviation is all digits
+ * (one in about 280: a bounded search over its message), named in out.
+ */
+static void digits_commit(char out[41])
+{
+	size_t i;
+
+	sfx_sh("t=$(git rev-parse 'HEAD^{tree}') p=$(git rev-parse HEAD) "
+	       "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); "
+	       "c=$(echo \"base: note $i\" | git commit-tree $t -p $p); "
+	       "expr \"$c\" : '[0-9]\\{12\\}' >/dev/null && break; done; "
+	       "git reset -q --hard $c");
+	sfx_rev(out, "HEAD");
+	for (i = 0; i < 12; i++)
+		assert_true(out[i] >= '0' && out[i] <= '9');
+}
+
+/*
  * The untagged-backport signals: a series (same author and committer,
  * committed within STABLE_SERIES_GAP of each other) around a tagged fix,
  * another author's commit in between that is not of it, the fix wording
- * of the subject, and a changelog naming a commit the branch has.
+ * of the subject, and a changelog naming a commit the branch has (by an
+ * abbreviation of 12 digits).
  */
 static void test_signals(void **state)
 {
 	struct stable_opts o = { "v1..main", "stable", 0, 0, 1, { NULL, NULL } };
 	char top[64], base[41], msg[512];
 	char s1[41], s2[41], s3[41], d1[41], o1[41], o2[41], o3[41], c1[41];
-	char c2[41];
+	char c2[41], dg[41];
 	struct stable_set *s;
 	git_repository *repo;
 	struct stable_commit *c;
@@ -68,6 +87,7 @@ static void test_signals(void **state)
 	sfx_sh("for f in a b c d; do seq 1 20 > $f.c; done");
 	commit_at("ann@example.org", 0, "base: initial import\n");
 	sfx_rev(base, "HEAD");
+	digits_commit(dg);
 	sfx_sh("git tag v1 && git branch stable v1");
 	line_change(s1, "a.c", 2, "prepared", "ann@example.org", 1000,
 		    "a: prepare the helper\n");
@@ -88,8 +108,8 @@ static void test_signals(void **state)
 		    "Fixed typo in the man page\n");
 	snprintf(msg, sizeof(msg),
 		 "c: handle the empty case\n\nThe "
-		 "crash came with commit %.12s (\"base: initial import\").\n",
-		 base);
+		 "crash came with commit %.12s (\"base: note\").\n",
+		 dg);
 	line_change(c1, "c.c", 2, "handled", "ann@example.org", 17000, msg);
 	line_change(c2, "c.c", 4, "tidied", "ann@example.org", 21000,
 		    "c: tidy\n\nAs deadbeef12 did, "
@@ -134,7 +154,7 @@ static void test_signals(void **state)
 	/* a named commit the branch has; ids that resolve to nothing or
 	   sit in a version or a path are not read */
 	c = sfx_find(s, c1);
-	assert_string_equal(c->cites, base);
+	assert_string_equal(c->cites, dg);
 	assert_true(c->cites_present);
 	assert_false(c->has_fixes);
 	assert_false(c->fix_subject);
